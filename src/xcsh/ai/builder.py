@@ -1,0 +1,298 @@
+"""One accumulator shared by every provider: vendor deltas in, contract events out.
+
+Providers translate their wire into calls on :class:`MessageBuilder`; the builder
+keeps the partial assistant message, opens and closes content blocks, and pushes the
+events of the streaming contract in the right order. ``finish`` and ``fail`` end the
+stream, so a provider cannot emit two terminal events.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, cast
+
+from xcsh.ai.cost import apply_cost
+from xcsh.ai.partial_json import parse_partial_json
+from xcsh.ai.stream import AssistantMessageStream
+from xcsh.ai.types import (
+    AssistantContent,
+    AssistantMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+    zero_usage,
+)
+
+ABORTED_MESSAGE = "Request was aborted"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def empty_assistant_message(model: Model) -> AssistantMessage:
+    """An assistant message with no content and zero usage for ``model``."""
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": model["api"],
+        "provider": model["provider"],
+        "model": model["id"],
+        "usage": zero_usage(),
+        "stopReason": "stop",
+        "timestamp": now_ms(),
+    }
+
+
+class MessageBuilder:
+    """Accumulates one streamed assistant message and pushes contract events."""
+
+    def __init__(self, model: Model, stream: AssistantMessageStream) -> None:
+        self.model = model
+        self.stream = stream
+        self.message = empty_assistant_message(model)
+        self._open: int | None = None  # index of the block still receiving deltas
+        self._started = False
+        self._t0 = time.monotonic()
+        self._first_token: float | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        """Emit ``start`` once the response stream is established."""
+        if not self._started:
+            self._started = True
+            self.stream.push({"type": "start", "partial": self.message})
+
+    def _mark_token(self) -> None:
+        if self._first_token is None:
+            self._first_token = time.monotonic()
+
+    def _content(self) -> list[AssistantContent]:
+        return self.message["content"]
+
+    def end_block(self) -> None:
+        """Close the open block (emits its ``*_end`` event)."""
+        if self._open is None:
+            return
+        index, self._open = self._open, None
+        block = self._content()[index]
+        if block["type"] == "text":
+            self.stream.push(
+                {"type": "text_end", "contentIndex": index, "content": block["text"], "partial": self.message}
+            )
+        elif block["type"] == "thinking":
+            self.stream.push(
+                {
+                    "type": "thinking_end",
+                    "contentIndex": index,
+                    "content": block["thinking"],
+                    "partial": self.message,
+                }
+            )
+        elif block["type"] == "toolCall":
+            raw = block.pop("partialJson", "")
+            block["arguments"] = _parse_arguments(raw)
+            self.stream.push(
+                {"type": "toolcall_end", "contentIndex": index, "toolCall": block, "partial": self.message}
+            )
+
+    def _open_block(self, block: AssistantContent) -> int:
+        self.end_block()
+        self._content().append(block)
+        self._open = len(self._content()) - 1
+        return self._open
+
+    def _current(self, kind: str) -> AssistantContent | None:
+        if self._open is None:
+            return None
+        block = self._content()[self._open]
+        return block if block["type"] == kind else None
+
+    # ---- text and thinking ------------------------------------------------------------
+    def text(self, delta: str, *, new_block: bool = False) -> None:
+        if not delta and not new_block:
+            return
+        self.start()
+        self._mark_token()
+        block = None if new_block else self._current("text")
+        if block is None:
+            index = self._open_block({"type": "text", "text": ""})
+            self.stream.push({"type": "text_start", "contentIndex": index, "partial": self.message})
+            block = self._content()[index]
+        text_block = cast(TextContent, block)
+        if delta:
+            text_block["text"] += delta
+            self.stream.push(
+                {
+                    "type": "text_delta",
+                    "contentIndex": self._open or 0,
+                    "delta": delta,
+                    "partial": self.message,
+                }
+            )
+
+    def thinking(self, delta: str, *, new_block: bool = False) -> None:
+        if not delta and not new_block:
+            return
+        self.start()
+        self._mark_token()
+        block = None if new_block else self._current("thinking")
+        if block is None:
+            index = self._open_block({"type": "thinking", "thinking": ""})
+            self.stream.push({"type": "thinking_start", "contentIndex": index, "partial": self.message})
+            block = self._content()[index]
+        thinking_block = cast(ThinkingContent, block)
+        if delta:
+            thinking_block["thinking"] += delta
+            self.stream.push(
+                {
+                    "type": "thinking_delta",
+                    "contentIndex": self._open or 0,
+                    "delta": delta,
+                    "partial": self.message,
+                }
+            )
+
+    def set_signature(self, signature: str) -> None:
+        """Attach a provider signature to the open (or last) text/thinking block."""
+        target = self._open if self._open is not None else len(self._content()) - 1
+        if target < 0:
+            return
+        block = self._content()[target]
+        if block["type"] == "thinking":
+            block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
+        elif block["type"] == "text":
+            block["textSignature"] = signature
+
+    def redacted_thinking(self, data: str) -> None:
+        self.start()
+        self.end_block()
+        self._content().append({"type": "redactedThinking", "data": data})
+
+    # ---- tool calls -------------------------------------------------------------------
+    def begin_tool_call(self, call_id: str, name: str, *, thought_signature: str | None = None) -> None:
+        self.start()
+        self._mark_token()
+        block: ToolCall = {
+            "type": "toolCall",
+            "id": call_id,
+            "name": name,
+            "arguments": {},
+            "partialJson": "",
+        }
+        if thought_signature:
+            block["thoughtSignature"] = thought_signature
+        index = self._open_block(block)
+        self.stream.push({"type": "toolcall_start", "contentIndex": index, "partial": self.message})
+
+    def tool_arguments(self, delta: str) -> None:
+        block = self._current("toolCall")
+        if block is None or not delta:
+            return
+        call = cast(ToolCall, block)
+        call["partialJson"] = call.get("partialJson", "") + delta
+        call["arguments"] = parse_partial_json(call["partialJson"])
+        self.stream.push(
+            {
+                "type": "toolcall_delta",
+                "contentIndex": self._open or 0,
+                "delta": delta,
+                "partial": self.message,
+            }
+        )
+
+    def has_open_tool_call(self) -> bool:
+        return self._current("toolCall") is not None
+
+    def has_tool_calls(self) -> bool:
+        return any(block["type"] == "toolCall" for block in self._content())
+
+    # ---- metadata ---------------------------------------------------------------------
+    def set_usage(
+        self,
+        *,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+        total: int | None = None,
+    ) -> None:
+        usage = self.message["usage"]
+        if input_tokens is not None:
+            usage["input"] = input_tokens
+        if output_tokens is not None:
+            usage["output"] = output_tokens
+        if cache_read is not None:
+            usage["cacheRead"] = cache_read
+        if cache_write is not None:
+            usage["cacheWrite"] = cache_write
+        usage["totalTokens"] = (
+            total
+            if total is not None
+            else usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+        )
+
+    @property
+    def usage(self) -> Usage:
+        return self.message["usage"]
+
+    def set_response_id(self, response_id: str | None) -> None:
+        if response_id:
+            self.message["responseId"] = response_id
+
+    # ---- terminal ---------------------------------------------------------------------
+    def _stamp(self) -> None:
+        self.message["duration"] = int((time.monotonic() - self._t0) * 1000)
+        if self._first_token is not None:
+            self.message["ttft"] = int((self._first_token - self._t0) * 1000)
+
+    def finish(self, stop_reason: StopReason | None = None) -> AssistantMessage:
+        """End the stream successfully; the stop reason defaults to toolUse/stop by content."""
+        self.start()
+        self.end_block()
+        if stop_reason is None or (stop_reason == "stop" and self.has_tool_calls()):
+            stop_reason = "toolUse" if self.has_tool_calls() else "stop"
+        if stop_reason in ("error", "aborted"):
+            return self.fail(
+                self.message.get("errorMessage") or "Provider error", aborted=stop_reason == "aborted"
+            )
+        self.message["stopReason"] = stop_reason
+        apply_cost(self.model, self.message["usage"])
+        self._stamp()
+        reason = cast(Any, stop_reason)
+        self.stream.push({"type": "done", "reason": reason, "message": self.message})
+        self.stream.end(self.message)
+        return self.message
+
+    def fail(self, error_message: str, *, aborted: bool = False) -> AssistantMessage:
+        """End the stream with ``error`` (or ``aborted``); open blocks are left unclosed."""
+        self._open = None
+        for block in self._content():
+            if block["type"] == "toolCall" and "partialJson" in block:
+                raw = block.pop("partialJson", "")
+                block["arguments"] = _parse_arguments(raw) if raw else block.get("arguments", {})
+        self.message["stopReason"] = "aborted" if aborted else "error"
+        self.message["errorMessage"] = (
+            ABORTED_MESSAGE if aborted else (error_message or "Unknown provider error")
+        )
+        apply_cost(self.model, self.message["usage"])
+        self._stamp()
+        self.stream.push(
+            {"type": "error", "reason": "aborted" if aborted else "error", "error": self.message}
+        )
+        self.stream.end(self.message)
+        return self.message
+
+
+def _parse_arguments(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return parse_partial_json(raw)
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,90 @@
+"""Lazy construction of the official SDK clients, retries always off.
+
+Our retry policy (coding layer) is the only one: every retry must be visible on the
+protocol, so the SDKs' own transport retries are disabled here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.types import Model
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+
+_cache: dict[tuple[Any, ...], Any] = {}
+
+
+def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    return {**model.get("headers", {}), **options.headers}
+
+
+def _key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
+    return (
+        kind,
+        model["baseUrl"],
+        options.api_key,
+        tuple(sorted(_headers(model, options).items())),
+        options.timeout_s,
+    )
+
+
+def _timeout(options: StreamOptions) -> Any:
+    import httpx
+
+    return httpx.Timeout(options.timeout_s, connect=min(30.0, options.timeout_s))
+
+
+def openai_client(model: Model, options: StreamOptions) -> openai.AsyncOpenAI:
+    key = _key("openai", model, options)
+    client = _cache.get(key)
+    if client is None:
+        import openai
+
+        client = openai.AsyncOpenAI(
+            api_key=options.api_key or "no-key",
+            base_url=model["baseUrl"] or None,
+            max_retries=0,
+            timeout=options.timeout_s,
+            default_headers=_headers(model, options) or None,
+        )
+        _cache[key] = client
+    return client  # type: ignore[no-any-return]  # cache holds Any
+
+
+def anthropic_client(model: Model, options: StreamOptions) -> anthropic.AsyncAnthropic:
+    key = _key("anthropic", model, options)
+    client = _cache.get(key)
+    if client is None:
+        import anthropic
+
+        client = anthropic.AsyncAnthropic(
+            api_key=options.api_key or "no-key",
+            base_url=model["baseUrl"] or None,
+            max_retries=0,
+            timeout=options.timeout_s,
+            default_headers=_headers(model, options) or None,
+        )
+        _cache[key] = client
+    return client  # type: ignore[no-any-return]  # cache holds Any
+
+
+def google_client(model: Model, options: StreamOptions) -> Any:
+    key = _key("google", model, options)
+    client = _cache.get(key)
+    if client is None:
+        from google import genai
+        from google.genai import types
+
+        http_options = types.HttpOptions(
+            base_url=model["baseUrl"] or None,
+            headers=_headers(model, options) or None,
+            timeout=int(options.timeout_s * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        client = genai.Client(api_key=options.api_key or "no-key", http_options=http_options)
+        _cache[key] = client
+    return client

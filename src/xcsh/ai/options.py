@@ -1,0 +1,38 @@
+"""Options for one provider call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from xcsh.ai.abort import AbortSignal
+from xcsh.ai.types import ThinkingLevel
+
+DEFAULT_THINKING_BUDGETS: dict[str, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32768,
+}
+
+
+@dataclass(slots=True, kw_only=True)
+class StreamOptions:
+    """Per-call options shared by every provider.
+
+    ``reasoning`` None or "off" means no thinking. ``tool_choice`` is a tool name to force,
+    "auto", "none" or "required". ``timeout_s`` bounds connect and each read.
+    """
+
+    api_key: str | None = None
+    signal: AbortSignal | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_THINKING_BUDGETS))
+    tool_choice: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    session_id: str | None = None
+    timeout_s: float = 600.0
+    extra: dict[str, Any] = field(default_factory=dict)

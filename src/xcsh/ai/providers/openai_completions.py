@@ -1,0 +1,217 @@
+"""OpenAI Chat Completions streaming (OpenAI and every OpenAI-compatible server)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from xcsh.ai.builder import MessageBuilder
+from xcsh.ai.clients import openai_client
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
+from xcsh.ai.transform import transform_messages
+from xcsh.ai.types import AssistantMessage, Context, Model, StopReason, ToolResultMessage
+
+_FINISH: dict[str, StopReason] = {
+    "stop": "stop",
+    "end": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+}
+
+
+def _image_part(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
+
+
+def _user_content(content: Any, model: Model) -> Any:
+    if isinstance(content, str):
+        return content
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        if block["type"] == "text":
+            parts.append({"type": "text", "text": block["text"]})
+        elif block["type"] == "image" and "image" in model["input"]:
+            parts.append(_image_part(block))
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> list[dict[str, Any]]:
+    """Context → chat-completions ``messages`` (system prompt first)."""
+    out: list[dict[str, Any]] = []
+    if context.get("systemPrompt"):
+        role = "developer" if flags["supportsDeveloperRole"] and model["reasoning"] else "system"
+        out.append({"role": role, "content": context["systemPrompt"]})
+    messages = transform_messages(context["messages"], model, tool_call_id_normalizer(flags))
+    pending_images: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role != "toolResult" and pending_images:
+            out.append(
+                {"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]}
+            )
+            pending_images = []
+        if role == "user":
+            out.append({"role": "user", "content": _user_content(message["content"], model)})
+        elif role == "developer":
+            dev_role = "developer" if flags["supportsDeveloperRole"] else "user"
+            out.append({"role": dev_role, "content": _user_content(message["content"], model)})
+        elif role == "assistant":
+            out.append(_assistant(cast(AssistantMessage, message)))
+        elif role == "toolResult":
+            result = cast(ToolResultMessage, message)
+            text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
+            images = [b for b in result["content"] if b["type"] == "image"]
+            if images and "image" in model["input"]:
+                pending_images.extend(_image_part(cast(dict[str, Any], b)) for b in images)
+                text = text or "(see attached image)"
+            out.append(
+                {"role": "tool", "tool_call_id": result["toolCallId"], "content": text or "(no output)"}
+            )
+    if pending_images:
+        out.append(
+            {"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]}
+        )
+    return out
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    texts = [b["text"] for b in message["content"] if b["type"] == "text" and b["text"]]
+    calls = [
+        {
+            "id": b["id"],
+            "type": "function",
+            "function": {"name": b["name"], "arguments": json.dumps(b["arguments"], ensure_ascii=False)},
+        }
+        for b in message["content"]
+        if b["type"] == "toolCall"
+    ]
+    entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if calls:
+        entry["tool_calls"] = calls
+    return entry
+
+
+def build_request(
+    model: Model, context: Context, options: StreamOptions, flags: dict[str, Any]
+) -> dict[str, Any]:
+    """The JSON body of the request (minus ``stream``), for this model and its quirks."""
+    body: dict[str, Any] = {"model": model["id"], "messages": convert_messages(model, context, flags)}
+    if flags["supportsUsageInStreaming"]:
+        body["stream_options"] = {"include_usage": True}
+    max_tokens = options.max_tokens or min(model["maxTokens"], 32000)
+    body[flags["maxTokensField"]] = max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if flags["supportsStore"]:
+        body["store"] = False
+    tools = context.get("tools") or []
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "parameters": t["parameters"],
+                },
+            }
+            for t in tools
+        ]
+    if options.tool_choice and flags["supportsToolChoice"]:
+        if options.tool_choice in ("auto", "none", "required"):
+            body["tool_choice"] = options.tool_choice
+        else:
+            body["tool_choice"] = {"type": "function", "function": {"name": options.tool_choice}}
+    level = options.reasoning
+    if model["reasoning"] and level and level != "off":
+        fmt = flags["thinkingFormat"]
+        if fmt == "openrouter":
+            body["reasoning"] = {"effort": "high" if level == "xhigh" else level}
+        elif fmt == "zai":
+            body["thinking"] = {"type": "enabled"}
+        elif fmt == "qwen":
+            body["enable_thinking"] = True
+        elif flags["supportsReasoningEffort"]:
+            body["reasoning_effort"] = flags["reasoningEffortMap"].get(level, level)
+    return body
+
+
+async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
+    """Stream one chat completion into ``builder``."""
+    flags = resolve_compat(model)
+    if flags.get("constrainedToolCalls") and context.get("tools"):
+        from xcsh.ai.providers.constrained import run_constrained
+
+        await run_constrained(model, context, options, builder, flags)
+        return
+    body = build_request(model, context, options, flags)
+    client = openai_client(model, options)
+    extra_body = {k: body.pop(k) for k in list(body) if k in ("reasoning", "thinking", "enable_thinking")}
+    if flags["maxTokensField"] not in ("max_tokens", "max_completion_tokens"):
+        extra_body[flags["maxTokensField"]] = body.pop(flags["maxTokensField"])
+    response = await client.chat.completions.create(stream=True, extra_body=extra_body or None, **body)
+    builder.start()
+    finish: str | None = None
+    current_index: int | None = None
+    current_id: str | None = None
+    async with response as chunks:
+        async for chunk in chunks:
+            builder.set_response_id(getattr(chunk, "id", None))
+            usage = getattr(chunk, "usage", None)
+            if usage is not None:
+                _apply_usage(builder, usage)
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if delta is not None:
+                    reasoning = _reasoning_text(delta)
+                    if reasoning:
+                        builder.thinking(reasoning)
+                    if delta.content:
+                        builder.text(delta.content)
+                    for call in delta.tool_calls or []:
+                        fn = call.function
+                        is_new = call.index != current_index or (
+                            call.id and current_id and call.id != current_id
+                        )
+                        if is_new or not builder.has_open_tool_call():
+                            current_index = call.index
+                            current_id = call.id or f"call_{call.index}"
+                            builder.begin_tool_call(current_id, (fn.name if fn else None) or "")
+                        if fn is not None and fn.arguments:
+                            builder.tool_arguments(fn.arguments)
+                if choice.finish_reason:
+                    finish = choice.finish_reason
+    if finish is None:
+        raise ConnectionError("Connection error: stream ended before the response was complete")
+    mapped = _FINISH.get(finish)
+    if mapped is None:
+        builder.fail(f"Provider finish_reason: {finish}")
+        return
+    builder.finish(mapped)
+
+
+def _reasoning_text(delta: Any) -> str | None:
+    for field in ("reasoning_content", "reasoning", "reasoning_text"):
+        value = getattr(delta, field, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _apply_usage(builder: MessageBuilder, usage: Any) -> None:
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    completion = getattr(usage, "completion_tokens", 0) or 0
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    reasoning = (getattr(completion_details, "reasoning_tokens", 0) or 0) if completion_details else 0
+    builder.set_usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=completion + reasoning,
+        cache_read=cached,
+        cache_write=0,
+    )

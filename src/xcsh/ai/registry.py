@@ -1,0 +1,115 @@
+"""api name → provider; ``stream()`` runs one provider call under the streaming contract.
+
+A provider is an ``async def run(model, context, options, builder)`` that translates
+its vendor wire into :class:`MessageBuilder` calls. This module owns what every
+provider shares: the stream is returned at once, an abort closes the HTTP stream
+promptly (the provider task is cancelled), and no exception escapes — failures end
+the stream with ``stopReason`` ``error`` or ``aborted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from xcsh.ai.builder import MessageBuilder
+from xcsh.ai.errors import describe_error
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.stream import AssistantMessageStream
+from xcsh.ai.types import AssistantMessage, Context, Model
+
+logger = logging.getLogger(__name__)
+
+ProviderRun = Callable[[Model, Context, StreamOptions, MessageBuilder], Awaitable[None]]
+
+# Built-in providers are imported on first use so that `import xcsh.ai` pulls in no SDK.
+_BUILTIN_MODULES: dict[str, str] = {
+    "anthropic-messages": "xcsh.ai.providers.anthropic_messages",
+    "openai-completions": "xcsh.ai.providers.openai_completions",
+    "openai-responses": "xcsh.ai.providers.openai_responses",
+    "google-generative-ai": "xcsh.ai.providers.google",
+}
+_custom: dict[str, ProviderRun] = {}
+
+
+def register_provider(api: str, run: ProviderRun) -> None:
+    """Register (or replace) the provider for ``api``."""
+    _custom[api] = run
+
+
+def known_apis() -> list[str]:
+    return sorted({*_BUILTIN_MODULES, *_custom})
+
+
+def get_provider(api: str) -> ProviderRun:
+    if api in _custom:
+        return _custom[api]
+    module_name = _BUILTIN_MODULES.get(api)
+    if module_name is None:
+        raise KeyError(f"No provider registered for api '{api}'")
+    run: ProviderRun = importlib.import_module(module_name).run
+    return run
+
+
+def stream(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessageStream:
+    """Start a model call; returns its event stream at once. Never raises after returning."""
+    opts = options or StreamOptions()
+    out = AssistantMessageStream()
+    builder = MessageBuilder(model, out)
+    out.task = asyncio.get_running_loop().create_task(_drive(model, context, opts, builder))
+    return out
+
+
+async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
+    """Run a model call to completion and return the final message."""
+    s = stream(model, context, options)
+    async for _ in s:
+        pass
+    return await s.result()
+
+
+async def _drive(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
+    signal = options.signal
+    if signal is not None and signal.aborted:
+        builder.fail("", aborted=True)
+        return
+    try:
+        run = get_provider(model["api"])
+    except (KeyError, ImportError) as exc:
+        builder.fail(str(exc))
+        return
+    work = asyncio.ensure_future(run(model, context, options, builder))
+    waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
+    try:
+        if waiter is not None:
+            await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        else:
+            await asyncio.wait({work})
+    except asyncio.CancelledError:
+        work.cancel()
+        builder.fail("", aborted=True)
+        raise
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+    if not work.done():
+        # aborted: cancelling the provider task closes its HTTP response
+        work.cancel()
+        try:
+            await work
+        except BaseException:
+            pass
+        builder.fail("", aborted=True)
+        return
+    failure = work.exception() if not work.cancelled() else asyncio.CancelledError()
+    if builder.stream.ended:
+        return
+    if failure is None:
+        builder.finish()
+    elif signal is not None and signal.aborted:
+        builder.fail("", aborted=True)
+    else:
+        logger.debug("provider %s failed", model["api"], exc_info=failure)
+        builder.fail(describe_error(failure))

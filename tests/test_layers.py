@@ -1,0 +1,66 @@
+"""The package's layers import only downwards: ai → agent → coding → modes → cli."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "xcsh"
+
+# layer → the xcsh packages it may import
+ALLOWED: dict[str, set[str]] = {
+    "ai": {"ai"},
+    "agent": {"ai", "agent"},
+    "coding": {"ai", "agent", "coding"},
+    "modes": {"ai", "agent", "coding", "modes", "rpc"},
+    "cli": {"ai", "agent", "coding", "modes", "rpc", "cli"},
+    "testing": {"ai", "testing"},
+}
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return [n for n in names if n == "xcsh" or n.startswith("xcsh.")]
+
+
+def _violations() -> list[str]:
+    problems: list[str] = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        if len(rel.parts) < 2:
+            continue
+        layer = rel.parts[0]
+        for name in _imports(path):
+            parts = name.split(".")
+            if len(parts) < 2:
+                continue
+            target = parts[1]
+            if layer == "rpc":
+                # the client sits beside the layers and may only import wire types
+                ok = target == "rpc" or (parts[-1] == "types") or name in {"xcsh", "xcsh.ai.types"}
+                if target == "rpc" or ok:
+                    continue
+                problems.append(f"{rel}: rpc imports non-type module {name}")
+                continue
+            allowed = ALLOWED.get(layer)
+            if allowed is not None and target not in allowed and target != "__init__":
+                problems.append(f"{rel}: layer '{layer}' imports upward/sideways from {name}")
+    return problems
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    assert _violations() == []
+
+
+def test_checker_catches_an_upward_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from xcsh.coding.session import AgentSession\n")
+    assert _imports(bad) == ["xcsh.coding.session"]
+    layer, target = "ai", "coding"
+    assert target not in ALLOWED[layer]
