@@ -1,0 +1,193 @@
+"""The agent loop: model call → tool calls → results → next call, until the model stops.
+
+One run emits ``agent_start`` … ``agent_end``. Steering messages are delivered at the
+start of a run and after each turn; follow-ups only when the agent would otherwise stop.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from xcsh.agent.tool_calls import (
+    INTENT_FIELD,
+    AfterToolCall,
+    BeforeToolCall,
+    ToolRunContext,
+    execute_tool_calls,
+    synthesize_failed_results,
+)
+from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
+from xcsh.ai.abort import AbortSignal
+from xcsh.ai.builder import empty_assistant_message
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.stream import AssistantMessageStream
+from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, ToolCall, ToolResultMessage
+
+StreamFn = Callable[[Model, Context, StreamOptions], AssistantMessageStream]
+
+INTENT_SCHEMA = {
+    "type": "string",
+    "description": "A few words on why you are calling this tool (shown to the user).",
+}
+
+
+@dataclass(slots=True, kw_only=True)
+class LoopHooks:
+    """What the loop reads from live state at each turn, and how it reports."""
+
+    emit: Callable[[AgentEvent], None]
+    messages: list[AgentMessage]
+    get_model: Callable[[], Model]
+    get_system_prompt: Callable[[], str]
+    get_tools: Callable[[], list[AgentTool]]
+    make_options: Callable[[Model, AbortSignal], StreamOptions]
+    convert_to_llm: Callable[[list[AgentMessage]], list[Message]]
+    stream_fn: StreamFn
+    dequeue_steering: Callable[[], list[AgentMessage]]
+    dequeue_follow_up: Callable[[], list[AgentMessage]]
+    interrupt_immediate: Callable[[], bool]
+    intent_tracing: bool = True
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    take_tool_choice: Callable[[], str | None] = field(default=lambda: None)
+
+
+def llm_tool(tool: AgentTool, intent_tracing: bool) -> Tool:
+    """The model-facing definition of ``tool`` (with the intent field when tracing)."""
+    params = tool.parameters
+    if intent_tracing and params.get("type") == "object":
+        params = dict(params)
+        params["properties"] = {INTENT_FIELD: INTENT_SCHEMA, **(params.get("properties") or {})}
+        params["required"] = [INTENT_FIELD, *[r for r in params.get("required") or [] if r != INTENT_FIELD]]
+    return {"name": tool.name, "description": tool.description, "parameters": params}
+
+
+async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
+    """Run one agent run; returns the messages it added (also carried by ``agent_end``)."""
+    added: list[AgentMessage] = []
+    emit = hooks.emit
+    emit({"type": "agent_start"})
+    emit({"type": "turn_start"})
+    for message in initial:
+        hooks.messages.append(message)
+        added.append(message)
+        emit({"type": "message_start", "message": message})
+        emit({"type": "message_end", "message": message})
+    pending = hooks.dequeue_steering()
+    first_turn = True
+    while True:
+        has_tool_calls = True
+        while has_tool_calls or pending:
+            if not first_turn:
+                emit({"type": "turn_start"})
+            first_turn = False
+            for message in pending:
+                hooks.messages.append(message)
+                added.append(message)
+                emit({"type": "message_start", "message": message})
+                emit({"type": "message_end", "message": message})
+            pending = []
+            assistant = await _stream_assistant(hooks, signal)
+            added.append(cast(AgentMessage, assistant))
+            ctx = _tool_context(hooks, signal, added)
+            if assistant["stopReason"] in ("error", "aborted"):
+                failed = synthesize_failed_results(ctx, assistant)
+                emit({"type": "turn_end", "message": assistant, "toolResults": failed})
+                emit({"type": "agent_end", "messages": added})
+                return added
+            calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
+            has_tool_calls = bool(calls)
+            results: list[ToolResultMessage] = []
+            steering: list[AgentMessage] = []
+            if calls:
+                results, steering = await execute_tool_calls(calls, ctx)
+            emit({"type": "turn_end", "message": assistant, "toolResults": results})
+            pending = steering or hooks.dequeue_steering()
+        follow_ups = hooks.dequeue_follow_up()
+        if follow_ups:
+            pending = follow_ups
+            continue
+        break
+    emit({"type": "agent_end", "messages": added})
+    return added
+
+
+def _tool_context(hooks: LoopHooks, signal: AbortSignal, added: list[AgentMessage]) -> ToolRunContext:
+    def on_result(message: ToolResultMessage) -> None:
+        hooks.messages.append(cast(AgentMessage, message))
+        added.append(cast(AgentMessage, message))
+
+    return ToolRunContext(
+        tools={t.name: t for t in hooks.get_tools()},
+        signal=signal,
+        emit=hooks.emit,
+        on_result=on_result,
+        check_steering=hooks.dequeue_steering if hooks.interrupt_immediate() else None,
+        before_tool_call=hooks.before_tool_call,
+        after_tool_call=hooks.after_tool_call,
+    )
+
+
+async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantMessage:
+    model = hooks.get_model()
+    tools = [t for t in hooks.get_tools() if not t.hidden]
+    context: Context = {
+        "systemPrompt": hooks.get_system_prompt(),
+        "messages": hooks.convert_to_llm(hooks.messages),
+    }
+    if tools:
+        context["tools"] = [llm_tool(t, hooks.intent_tracing) for t in tools]
+    options = hooks.make_options(model, signal)
+    choice = hooks.take_tool_choice()
+    if choice:
+        options.tool_choice = choice
+    stream = hooks.stream_fn(model, context, options)
+    started = False
+    partial: AssistantMessage | None = None
+    async for event in stream:
+        kind = event["type"]
+        if kind == "start":
+            partial = cast(Any, event)["partial"]
+            hooks.messages.append(cast(AgentMessage, partial))
+            started = True
+            hooks.emit({"type": "message_start", "message": partial})
+        elif kind in ("done", "error"):
+            continue
+        else:
+            hooks.emit(
+                {
+                    "type": "message_update",
+                    "assistantMessageEvent": event,
+                    "message": cast(Any, event)["partial"],
+                }
+            )
+    final = await stream.result()
+    if started:
+        # the partial object is the final one in our providers; replace defensively
+        hooks.messages[_index_of(hooks.messages, partial)] = cast(AgentMessage, final)
+    else:
+        hooks.messages.append(cast(AgentMessage, final))
+        hooks.emit({"type": "message_start", "message": final})
+    hooks.emit({"type": "message_end", "message": final})
+    return final
+
+
+def _index_of(messages: list[AgentMessage], target: object) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i] is target:
+            return i
+    return len(messages) - 1
+
+
+def failure_message(model: Model, error: str, *, aborted: bool) -> AssistantMessage:
+    """The lone assistant message of an ``agent_end`` after an unexpected loop failure."""
+    message = empty_assistant_message(model)
+    message["content"] = [{"type": "text", "text": ""}]
+    message["stopReason"] = "aborted" if aborted else "error"
+    message["errorMessage"] = error
+    message["timestamp"] = int(time.time() * 1000)
+    return copy.deepcopy(message)

@@ -1,0 +1,78 @@
+"""Tool-argument validation against JSON Schema, with the reference's light coercion."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_validators: dict[str, Any] = {}
+
+
+class ArgumentValidationError(ValueError):
+    """Arguments do not satisfy the tool's schema; the message is model-readable."""
+
+
+def _coerce(value: Any, schema: dict[str, Any]) -> Any:
+    expected = schema.get("type")
+    types = expected if isinstance(expected, list) else [expected]
+    if isinstance(value, str):
+        stripped = value.strip()
+        if "integer" in types and stripped.lstrip("-").isdigit():
+            return int(stripped)
+        if "number" in types:
+            try:
+                return float(stripped) if "." in stripped or "e" in stripped.lower() else int(stripped)
+            except ValueError:
+                pass
+        if "boolean" in types and stripped.lower() in ("true", "false"):
+            return stripped.lower() == "true"
+        if ("object" in types or "array" in types) and stripped[:1] in "{[":
+            try:
+                return json.loads(stripped)
+            except json.JSONDecodeError:
+                return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and types == ["string"]:
+        return str(value)
+    if isinstance(value, dict) and "properties" in schema:
+        return prepare_arguments(value, schema)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_coerce(item, schema["items"]) for item in value]
+    return value
+
+
+def prepare_arguments(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop null values of optional properties and coerce simple scalar types."""
+    properties: dict[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if (value is None or value == "null") and key not in required:
+            continue
+        sub = properties.get(key)
+        out[key] = _coerce(value, sub) if isinstance(sub, dict) else value
+    return out
+
+
+def validate_arguments(tool_name: str, args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Return the prepared arguments, or raise :class:`ArgumentValidationError`."""
+    from jsonschema import Draft202012Validator
+
+    prepared = prepare_arguments(args, schema)
+    key = json.dumps(schema, sort_keys=True)
+    validator = _validators.get(key)
+    if validator is None:
+        validator = Draft202012Validator(schema)
+        _validators[key] = validator
+    errors = sorted(validator.iter_errors(prepared), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return prepared
+    lines = []
+    for error in errors:
+        path = "/".join(str(p) for p in error.absolute_path) or "root"
+        lines.append(f"  - {path}: {error.message}")
+    received = json.dumps(args, indent=2, ensure_ascii=False)
+    raise ArgumentValidationError(
+        f'Validation failed for tool "{tool_name}":\n'
+        + "\n".join(lines)
+        + f"\n\nReceived arguments:\n{received}"
+    )
