@@ -23,8 +23,15 @@ def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
 
 
 def _key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
+    import asyncio
+
+    try:
+        loop_id = id(asyncio.get_running_loop())  # HTTP clients are bound to the loop that made them
+    except RuntimeError:
+        loop_id = 0
     return (
         kind,
+        loop_id,
         model["baseUrl"],
         options.api_key,
         tuple(sorted(_headers(model, options).items())),
