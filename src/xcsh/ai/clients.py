@@ -88,6 +88,8 @@ def google_client(model: Model, options: StreamOptions) -> Any:
 
         http_options = types.HttpOptions(
             base_url=model["baseUrl"] or None,
+            # a configured base URL already ends with the API version (…/v1beta)
+            api_version="" if model["baseUrl"] else None,
             headers=_headers(model, options) or None,
             timeout=int(options.timeout_s * 1000),
             retry_options=types.HttpRetryOptions(attempts=1),

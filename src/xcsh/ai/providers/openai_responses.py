@@ -1,0 +1,343 @@
+"""OpenAI Responses streaming through the official ``openai`` SDK.
+
+Request side: the system prompt travels as ``instructions``; the conversation becomes
+Responses input items (user/developer messages, assistant ``message`` items,
+``function_call`` / ``function_call_output`` items and, for the same model, the
+reasoning items we kept). Response side: each output item (reasoning, message,
+function call) opens one builder block and its ``output_item.done`` closes it.
+
+Tool-call ids are ``<call_id>|<item_id>``: the call id pairs calls with results, the
+item id lets a replayed reasoning item find the items that followed it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, cast
+
+from xcsh.ai.builder import MessageBuilder
+from xcsh.ai.clients import openai_client
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.transform import transform_messages
+from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
+
+DEFAULT_MAX_TOKENS_CAP = 32000
+IMAGE_PLACEHOLDER = "(see attached image)"
+_UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+_ID_LIMIT = 64
+
+
+# ---- request --------------------------------------------------------------------------
+def _clean_id(raw: str) -> str:
+    return _UNSAFE_ID.sub("_", raw)[:_ID_LIMIT].rstrip("_")
+
+
+def normalize_tool_call_id(call_id: str) -> str:
+    """Make ``call_id[|item_id]`` acceptable to the Responses API (item ids start with ``fc``)."""
+    if "|" not in call_id:
+        return _clean_id(call_id) or "call"
+    call, item = call_id.split("|", 1)
+    item = _UNSAFE_ID.sub("_", item)
+    if not item.startswith("fc"):
+        item = f"fc_{item}"
+    return f"{_clean_id(call) or 'call'}|{_clean_id(item)}"
+
+
+def _split_id(tool_call_id: str) -> tuple[str, str | None]:
+    call, _, item = tool_call_id.partition("|")
+    return call, item or None
+
+
+def _input_content(content: str | list[UserContent], model: Model) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "input_text", "text": content}] if content.strip() else []
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        if block["type"] == "text":
+            if block["text"].strip():
+                parts.append({"type": "input_text", "text": block["text"]})
+        elif block["type"] == "image" and "image" in model["input"]:
+            parts.append(_image(cast(dict[str, Any], block)))
+    return parts
+
+
+def _image(block: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "input_image",
+        "detail": "auto",
+        "image_url": f"data:{block['mimeType']};base64,{block['data']}",
+    }
+
+
+def _reasoning_item(signature: str) -> dict[str, Any] | None:
+    """The reasoning item stored in a thinking signature, if it is one of ours."""
+    try:
+        item = json.loads(signature)
+    except json.JSONDecodeError:
+        return None
+    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+
+
+def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[dict[str, Any]]:
+    same_model = message["provider"] == model["provider"] and message["model"] == model["id"]
+    reasoning = [
+        _reasoning_item(block.get("thinkingSignature", ""))
+        if block["type"] == "thinking" and same_model
+        else None
+        for block in message["content"]
+    ]
+    # item ids are only accepted next to the reasoning items they followed; alone they are
+    # rejected ("provided without its required reasoning item"), so keep them only then
+    keep_ids = any(item is not None for item in reasoning)
+    items: list[dict[str, Any]] = []
+    for block, reasoning_item in zip(message["content"], reasoning, strict=True):
+        if reasoning_item is not None:
+            items.append(reasoning_item)
+        elif block["type"] == "text" and block["text"]:
+            signature = block.get("textSignature", "")
+            keep = keep_ids and signature.startswith("msg") and len(signature) <= _ID_LIMIT
+            items.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": block["text"], "annotations": []}],
+                    "status": "completed",
+                    "id": signature if keep else f"msg_{index}_{len(items)}",
+                }
+            )
+        elif block["type"] == "toolCall":
+            call_id, item_id = _split_id(block["id"])
+            call: dict[str, Any] = {
+                "type": "function_call",
+                "call_id": call_id,
+                "name": block["name"],
+                "arguments": json.dumps(block["arguments"], ensure_ascii=False),
+            }
+            if keep_ids and item_id:
+                call["id"] = item_id
+            items.append(call)
+    return items
+
+
+def _tool_result_items(result: ToolResultMessage, model: Model) -> list[dict[str, Any]]:
+    text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
+    images = [cast(dict[str, Any], b) for b in result["content"] if b["type"] == "image"]
+    call_id, _ = _split_id(result["toolCallId"])
+    items: list[dict[str, Any]] = [
+        {
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": text or (IMAGE_PLACEHOLDER if images else ""),
+        }
+    ]
+    if images and "image" in model["input"]:
+        # function_call_output carries text only; images follow as a user message
+        parts = [{"type": "input_text", "text": "Attached image(s) from tool result:"}]
+        items.append({"role": "user", "content": parts + [_image(b) for b in images]})
+    return items
+
+
+def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
+    """Conversation → Responses ``input`` items (the system prompt goes to ``instructions``)."""
+    items: list[dict[str, Any]] = []
+    messages = transform_messages(context["messages"], model, normalize_tool_call_id)
+    for index, message in enumerate(messages):
+        role = message["role"]
+        if role in ("user", "developer"):
+            content = _input_content(cast(Any, message)["content"], model)
+            if content:
+                items.append({"role": role, "content": content})
+        elif role == "assistant":
+            items.extend(_assistant_items(cast(AssistantMessage, message), model, index))
+        elif role == "toolResult":
+            items.extend(_tool_result_items(cast(ToolResultMessage, message), model))
+    return items
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    if choice == "any":
+        return "required"
+    return {"type": "function", "name": choice}
+
+
+def build_request(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The JSON body of the Responses request (minus ``stream``)."""
+    body: dict[str, Any] = {
+        "model": model["id"],
+        "input": convert_input(model, context),
+        "max_output_tokens": options.max_tokens or min(model["maxTokens"], DEFAULT_MAX_TOKENS_CAP),
+        "store": False,
+    }
+    if context.get("systemPrompt"):
+        body["instructions"] = context["systemPrompt"]
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.session_id:
+        body["prompt_cache_key"] = options.session_id
+    tools = context.get("tools") or []
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t["name"],
+                "description": t["description"],
+                "parameters": t["parameters"],
+                "strict": False,
+            }
+            for t in tools
+        ]
+        if options.tool_choice:
+            body["tool_choice"] = _tool_choice(options.tool_choice)
+    if model["reasoning"]:
+        # with store=false the encrypted reasoning is the only way to replay it next turn
+        body["include"] = ["reasoning.encrypted_content"]
+        level = options.reasoning
+        if level and level != "off":
+            body["reasoning"] = {"effort": level, "summary": "auto"}
+    return body
+
+
+# ---- response -------------------------------------------------------------------------
+class _Reducer:
+    """Translates Responses stream events into builder calls."""
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self.builder = builder
+        self.done = False
+        self._item: str | None = None  # type of the output item whose block is open
+        self._args_streamed = False
+
+    def feed(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        builder = self.builder
+        if kind == "response.created":
+            builder.set_response_id(getattr(event.response, "id", None))
+        elif kind == "response.output_item.added":
+            self._item_added(event.item)
+        elif kind == "response.reasoning_summary_part.added" and self._item == "reasoning":
+            block = builder.message["content"][-1]
+            if block["type"] == "thinking" and block["thinking"]:
+                builder.thinking("\n\n")  # keep summary parts apart
+        elif kind == "response.reasoning_summary_text.delta" and self._item == "reasoning":
+            builder.thinking(event.delta)
+        elif kind in ("response.output_text.delta", "response.refusal.delta") and self._item == "message":
+            builder.text(event.delta)
+        elif kind == "response.function_call_arguments.delta" and self._item == "function_call":
+            self._args_streamed = True
+            builder.tool_arguments(event.delta)
+        elif kind == "response.function_call_arguments.done" and self._item == "function_call":
+            if not self._args_streamed:
+                self._args_streamed = True
+                builder.tool_arguments(getattr(event, "arguments", "") or "")
+        elif kind == "response.output_item.done":
+            self._item_done(event.item)
+        elif kind in ("response.completed", "response.incomplete"):
+            self._completed(event.response)
+        elif kind == "response.failed":
+            self._failed(event.response)
+        elif kind == "error":
+            code = getattr(event, "code", None)
+            message = getattr(event, "message", None) or "Unknown error"
+            self._fail(f"{code}: {message}" if code else message)
+
+    def _item_added(self, item: Any) -> None:
+        kind = getattr(item, "type", None)
+        builder = self.builder
+        self._item = kind
+        if kind == "reasoning":
+            builder.thinking("", new_block=True)
+        elif kind == "message":
+            builder.text("", new_block=True)
+        elif kind == "function_call":
+            builder.begin_tool_call(f"{item.call_id}|{item.id}", item.name or "")
+            self._args_streamed = bool(item.arguments)
+            if item.arguments:
+                builder.tool_arguments(item.arguments)
+        else:
+            self._item = None
+            builder.end_block()  # built-in tools (web search …) are not part of our message model
+
+    def _item_done(self, item: Any) -> None:
+        kind = getattr(item, "type", None)
+        if kind != self._item:
+            return
+        builder = self.builder
+        block = builder.message["content"][-1]
+        if block["type"] == "thinking":
+            # the whole item (id, summary, encrypted content) is what a later turn replays
+            dumped = item.model_dump(mode="json", exclude_none=True)
+            block["thinkingSignature"] = json.dumps(dumped, ensure_ascii=False)
+        elif block["type"] == "text":
+            builder.set_signature(item.id)
+        elif block["type"] == "toolCall" and not self._args_streamed and item.arguments:
+            builder.tool_arguments(item.arguments)
+        builder.end_block()
+        self._item = None
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        details = getattr(usage, "input_tokens_details", None)
+        cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+        input_tokens = getattr(usage, "input_tokens", 0) or 0
+        output_tokens = getattr(usage, "output_tokens", 0) or 0
+        self.builder.set_usage(
+            input_tokens=max(0, input_tokens - cached),
+            output_tokens=output_tokens,
+            cache_read=cached,
+            cache_write=0,
+            total=getattr(usage, "total_tokens", None) or None,
+        )
+
+    def _completed(self, response: Any) -> None:
+        self.done = True
+        self.builder.set_response_id(getattr(response, "id", None))
+        self._usage(getattr(response, "usage", None))
+        status = getattr(response, "status", None) or "completed"
+        if status == "incomplete":
+            details = getattr(response, "incomplete_details", None)
+            reason = getattr(details, "reason", None) or "max_output_tokens"
+            if reason == "max_output_tokens":
+                self.builder.finish("length")
+            else:
+                self.builder.fail(f"Provider finish_reason: {reason}")
+        elif status in ("failed", "cancelled"):
+            self._failed(response)
+        else:
+            self.builder.finish("stop")
+
+    def _failed(self, response: Any) -> None:
+        error = getattr(response, "error", None)
+        details = getattr(response, "incomplete_details", None)
+        if error is not None:
+            code = getattr(error, "code", None)
+            message = getattr(error, "message", None) or "no message"
+            text = f"{code}: {message}" if code else message
+        elif details is not None and getattr(details, "reason", None):
+            text = f"incomplete: {details.reason}"
+        else:
+            text = "Unknown error (no error details in response)"
+        self._fail(text)
+
+    def _fail(self, text: str) -> None:
+        self.done = True
+        self.builder.fail(text)
+
+
+async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
+    """Stream one Responses API response into ``builder``."""
+    body = build_request(model, context, options)
+    client = openai_client(model, options)
+    reducer = _Reducer(builder)
+    response = await client.responses.create(stream=True, **body)
+    builder.start()
+    # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
+    async with response as events:
+        async for event in events:
+            reducer.feed(event)
+            if reducer.done:
+                return
+    raise ConnectionError("Connection error: stream ended before response.completed")
