@@ -30,6 +30,7 @@ _BUILTIN_MODULES: dict[str, str] = {
     "openai-completions": "xcsh.ai.providers.openai_completions",
     "openai-responses": "xcsh.ai.providers.openai_responses",
     "google-generative-ai": "xcsh.ai.providers.google",
+    "local-llamacpp": "xcsh.ai.providers.local",
 }
 _custom: dict[str, ProviderRun] = {}
 

@@ -1,16 +1,287 @@
-"""Schema-constrained tool calling for small local models (see issue "Embedded default model")."""
+"""Schema-constrained tool calling for OpenAI-compatible servers with JSON-schema output.
+
+Small local models do not emit native tool calls reliably, but they follow a JSON
+schema when the server constrains sampling to it (llama.cpp server, vLLM, Ollama). So
+instead of ``tools`` the request carries ``response_format``: every reply is one JSON
+object, either ``{"tool": <name>, "arguments": <that tool's parameters>}`` or
+``{"final": <answer>}``. The conversation is rendered as plain turns in that same
+format, and the streamed JSON is decoded as it arrives into the usual events: text
+deltas for a final answer, a ``toolCall`` block for a tool choice.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
+from xcsh.ai.clients import openai_client
 from xcsh.ai.options import StreamOptions
-from xcsh.ai.types import Context, Model
+from xcsh.ai.providers.constrained_stream import ConstrainedDecoder
+from xcsh.ai.transform import transform_messages
+from xcsh.ai.types import AssistantMessage, Context, Model, Tool, ToolResultMessage
+
+SCHEMA_NAME = "agent_step"
+SMALL_CONTEXT_WINDOW = 32768
+
+FORMAT_INSTRUCTIONS = """\
+You are a coding assistant working in the user's current directory. You act one step at a \
+time. Every reply is exactly ONE JSON object, either
+{"tool": "<tool name>", "arguments": {...}}  to run a tool; its result comes back to you, or
+{"final": "<your answer to the user>"}  when the task is done or needs no tool.
+Use tools to look at, create and run files instead of guessing. Never invent a tool result."""
+
+_EXAMPLE_WRITE_RUN = """\
+Example 1
+User: Create greet.py that prints hi, then run it.
+You: {"tool": "write", "arguments": {"path": "greet.py", "content": "print('hi')\\n"}}
+User: Result of write: Successfully wrote 12 bytes to greet.py
+You: {"tool": "bash", "arguments": {"command": "python3 greet.py"}}
+User: Result of bash: hi
+You: {"final": "Created greet.py and ran it; it prints: hi"}"""
+
+_EXAMPLE_GENERIC = """\
+Example 1
+User: <a task that needs a tool>
+You: {"tool": "<tool name>", "arguments": {<the tool's parameters>}}
+User: Result of <tool name>: <output>
+You: {"final": "<what was done, and the answer>"}"""
+
+_EXAMPLE_ANSWER = """\
+Example 2
+User: What does `ls -a` show that `ls` does not?
+You: {"final": "Hidden entries: names starting with a dot, including . and .."}"""
+
+
+def uses_short_prompt(model: Model, flags: dict[str, Any]) -> bool:
+    """The short prompt replaces the caller's system prompt for small-context models."""
+    choice = flags.get("constrainedPrompt")
+    if choice in ("short", "full"):
+        return bool(choice == "short")
+    return model["contextWindow"] <= SMALL_CONTEXT_WINDOW
+
+
+def system_prompt(tools: list[Tool], caller_prompt: str | None, *, short: bool) -> str:
+    """Format rules, two worked examples and the tool list (after the caller's prompt unless short)."""
+    names = {tool["name"] for tool in tools}
+    example = _EXAMPLE_WRITE_RUN if {"write", "bash"} <= names else _EXAMPLE_GENERIC
+    parts = [FORMAT_INSTRUCTIONS, example, _EXAMPLE_ANSWER, "Tools:\n" + _describe_tools(tools)]
+    if caller_prompt and not short:
+        parts.insert(0, caller_prompt)
+    return "\n\n".join(parts)
+
+
+def _describe_tools(tools: list[Tool]) -> str:
+    lines = []
+    for tool in tools:
+        params = tool["parameters"].get("properties", {})
+        required = set(tool["parameters"].get("required", []))
+        args = ", ".join(
+            f"{name}{'' if name in required else '?'}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
+            for name, spec in params.items()
+        )
+        summary = tool["description"].strip().split("\n", 1)[0][:200]
+        lines.append(f"- {tool['name']}({args}): {summary}")
+    return "\n".join(lines)
+
+
+def response_schema(tools: list[Tool]) -> dict[str, Any]:
+    """``anyOf`` one ``{tool, arguments}`` object per tool, plus ``{final}``.
+
+    Each tool's ``$defs`` are hoisted to the root (renamed per tool) so ``$ref`` pointers,
+    which resolve against the document root, still find them.
+    """
+    branches: list[dict[str, Any]] = []
+    defs: dict[str, Any] = {}
+    for tool in tools:
+        params = _hoist_defs(tool["name"], tool["parameters"] or {"type": "object"}, defs)
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"tool": {"const": tool["name"]}, "arguments": params},
+                "required": ["tool", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    branches.append(
+        {
+            "type": "object",
+            "properties": {"final": {"type": "string"}},
+            "required": ["final"],
+            "additionalProperties": False,
+        }
+    )
+    schema: dict[str, Any] = {"anyOf": branches}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def _hoist_defs(tool: str, schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    local = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+    if not local:
+        return schema
+    prefix = f"{tool}__"
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key in ("$defs", "definitions"):
+                    continue
+                if key == "$ref" and isinstance(value, str):
+                    for root in ("#/$defs/", "#/definitions/"):
+                        if value.startswith(root):
+                            value = "#/$defs/" + prefix + value[len(root) :]
+                out[key] = rewrite(value)
+            return out
+        if isinstance(node, list):
+            return [rewrite(item) for item in node]
+        return node
+
+    for name, definition in local.items():
+        defs[prefix + name] = rewrite(definition)
+    return cast(dict[str, Any], rewrite(schema))
+
+
+def step_json(name: str, arguments: dict[str, Any]) -> str:
+    return json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False)
+
+
+def final_json(text: str) -> str:
+    return json.dumps({"final": text}, ensure_ascii=False)
+
+
+def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation as plain system/user/assistant turns in the constrained format.
+
+    Assistant turns become the JSON the model would have produced; tool results become
+    user turns ("Result of bash: …"); consecutive turns of one role are merged.
+    """
+    tools = context.get("tools") or []
+    system = system_prompt(tools, context.get("systemPrompt"), short=uses_short_prompt(model, flags))
+    turns: list[tuple[str, str]] = []
+    for message in transform_messages(context["messages"], model):
+        role = message["role"]
+        if role in ("user", "developer"):
+            turns.append(("user", _plain(message["content"])))
+        elif role == "assistant":
+            text = _assistant_turn(cast(AssistantMessage, message))
+            if text:
+                turns.append(("assistant", text))
+        elif role == "toolResult":
+            result = cast(ToolResultMessage, message)
+            label = "Error from" if result["isError"] else "Result of"
+            turns.append(
+                ("user", f"{label} {result['toolName']}: {_plain(result['content']) or '(no output)'}")
+            )
+    merged: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for turn_role, text in turns:
+        if merged[-1]["role"] == turn_role:
+            merged[-1]["content"] += "\n\n" + text
+        else:
+            merged.append({"role": turn_role, "content": text})
+    return merged
+
+
+def _plain(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for block in content:
+        if block["type"] == "text":
+            pieces.append(block["text"])
+        elif block["type"] == "image":
+            pieces.append("[image omitted: this model reads text only]")
+    return "\n".join(pieces)
+
+
+def _assistant_turn(message: AssistantMessage) -> str:
+    steps = []
+    for block in message["content"]:
+        if block["type"] == "toolCall":
+            steps.append(step_json(block["name"], block["arguments"]))
+        elif block["type"] == "text" and block["text"].strip():
+            steps.append(final_json(block["text"]))
+    return "\n".join(steps)
+
+
+def next_call_id(context: Context) -> str:
+    """``call_<n>``: one more than the tool calls already in the conversation."""
+    count = 0
+    for message in context["messages"]:
+        if message["role"] == "assistant":
+            count += sum(1 for block in message["content"] if block["type"] == "toolCall")
+    return f"call_{count + 1}"
+
+
+def build_request(
+    model: Model, context: Context, options: StreamOptions, flags: dict[str, Any]
+) -> dict[str, Any]:
+    """The chat-completions body (minus ``stream``): plain turns plus the response schema."""
+    body: dict[str, Any] = {
+        "model": model["id"],
+        "messages": convert_messages(model, context, flags),
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": SCHEMA_NAME,
+                "schema": response_schema(context.get("tools") or []),
+                "strict": True,
+            },
+        },
+    }
+    if flags.get("supportsUsageInStreaming", True):
+        body["stream_options"] = {"include_usage": True}
+    body[flags.get("maxTokensField", "max_tokens")] = options.max_tokens or min(model["maxTokens"], 32000)
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    return body
 
 
 async def run_constrained(
     model: Model, context: Context, options: StreamOptions, builder: MessageBuilder, flags: dict[str, Any]
 ) -> None:
-    """Stream a constrained completion whose JSON output becomes text or tool calls."""
-    raise NotImplementedError("constrained tool calling is not available yet")
+    """Stream one constrained completion into ``builder`` as text or a tool call."""
+    body = build_request(model, context, options, flags)
+    extra_body: dict[str, Any] = {}
+    field = flags.get("maxTokensField", "max_tokens")
+    if field not in ("max_tokens", "max_completion_tokens"):
+        extra_body[field] = body.pop(field)
+    client = openai_client(model, options)
+    response = await client.chat.completions.create(stream=True, extra_body=extra_body or None, **body)
+    builder.start()
+    decoder = ConstrainedDecoder(builder, next_call_id(context))
+    finish: str | None = None
+    async with response as chunks:
+        async for chunk in chunks:
+            builder.set_response_id(getattr(chunk, "id", None))
+            usage = getattr(chunk, "usage", None)
+            if usage is not None:
+                _apply_usage(builder, usage)
+            for choice in chunk.choices or []:
+                if choice.delta is not None and choice.delta.content:
+                    decoder.feed(choice.delta.content)
+                if choice.finish_reason:
+                    finish = choice.finish_reason
+    if finish is None:
+        raise ConnectionError("Connection error: stream ended before the response was complete")
+    decoder.close()
+    if finish == "length":
+        builder.finish("length")
+    elif finish in ("stop", "end", "tool_calls", "function_call"):
+        builder.finish()
+    else:
+        builder.fail(f"Provider finish_reason: {finish}")
+
+
+def _apply_usage(builder: MessageBuilder, usage: Any) -> None:
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
+    builder.set_usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cache_read=cached,
+        cache_write=0,
+    )

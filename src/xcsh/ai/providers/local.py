@@ -1,0 +1,63 @@
+"""The keyless ``local`` provider: the embedded model served by xllamacpp on loopback.
+
+On the first request it prepares the weights (joined once into the agent dir), starts the
+runtime and then speaks to it like any OpenAI-compatible server, with tools via
+schema-constrained output. Nothing happens at import or start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+from xcsh.ai.builder import MessageBuilder
+from xcsh.ai.local import DEFAULT_MODEL_ID
+from xcsh.ai.local.runtime import RuntimeSpec, ensure_runtime
+from xcsh.ai.local.weights import LocalModelError, ensure_weights
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.providers import openai_completions
+from xcsh.ai.types import Context, Model
+
+MAX_CONTEXT_WINDOW = 32768
+
+# What the llama.cpp server understands; explicit so no detection by name or URL applies.
+LOCAL_COMPAT: dict[str, object] = {
+    "constrainedToolCalls": True,
+    "maxTokensField": "max_tokens",
+    "supportsDeveloperRole": False,
+    "supportsReasoningEffort": False,
+    "supportsUsageInStreaming": True,
+    "supportsToolChoice": False,
+    "supportsStore": False,
+}
+
+
+def model_file(model: Model) -> Path:
+    """The GGUF for ``model``: its id when that is a ``.gguf`` path, else the bundled weights."""
+    if model["id"].endswith(".gguf"):
+        path = Path(model["id"]).expanduser()
+        if not path.is_file():
+            raise LocalModelError(f"model file not found: {path}")
+        return path
+    if model["id"] != DEFAULT_MODEL_ID:
+        raise LocalModelError(f"unknown local model '{model['id']}' (available: {DEFAULT_MODEL_ID})")
+    return ensure_weights()
+
+
+def runtime_spec(model: Model, gguf: Path) -> RuntimeSpec:
+    return RuntimeSpec(model_path=gguf, context_window=min(model["contextWindow"], MAX_CONTEXT_WINDOW))
+
+
+async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
+    """Ensure the runtime, then stream through the OpenAI chat-completions provider."""
+    gguf = await asyncio.to_thread(model_file, model)
+    endpoint = await ensure_runtime(runtime_spec(model, gguf))
+    served: Model = {
+        **model,
+        "baseUrl": f"{endpoint.url}/v1",
+        "reasoning": False,
+        "compat": {**model.get("compat", {}), **LOCAL_COMPAT},
+    }
+    local_options = dataclasses.replace(options, api_key=endpoint.api_key, reasoning=None)
+    await openai_completions.run(served, context, local_options, builder)
