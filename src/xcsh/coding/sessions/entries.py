@@ -1,0 +1,405 @@
+"""Session file wire types (v3), ids, timestamps, and line (de)serialisation.
+
+The TypedDicts mirror ``session-format.md`` §2–§3 field for field; they are the
+file format, so they keep the TypeScript spelling. At run time an entry is a
+plain dict (:data:`SessionEntry`) because readers must carry unknown entry types
+through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Container
+from datetime import UTC, datetime
+from typing import Any, Literal, NotRequired, TypedDict
+
+from xcsh.agent.types import AgentMessage
+from xcsh.coding.sessions.blobs import (
+    BlobStore,
+    externalize_data_url,
+    externalize_image_data,
+    is_blob_ref,
+    is_image_data_url,
+)
+
+CURRENT_SESSION_VERSION = 3
+MAX_PERSIST_CHARS = 500_000
+TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"
+SIGNATURE_KEYS = frozenset({"thinkingSignature", "thoughtSignature", "textSignature"})
+TRANSIENT_KEYS = frozenset({"partialJson", "jsonlEvents"})
+BLOB_EXTERNALIZE_THRESHOLD = 1024
+
+# Any entry as read from or written to a file (known or unknown type).
+SessionEntry = dict[str, Any]
+
+
+class SessionError(Exception):
+    """Base class of the session store's errors."""
+
+
+class SessionHeader(TypedDict):
+    type: Literal["session"]
+    version: NotRequired[int]
+    id: str
+    timestamp: str
+    cwd: str
+    title: NotRequired[str]
+    titleSource: NotRequired[Literal["auto", "user"]]
+    parentSession: NotRequired[str]
+
+
+class MessageEntry(TypedDict):
+    type: Literal["message"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    message: AgentMessage
+
+
+class CustomMessageEntry(TypedDict):
+    type: Literal["custom_message"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    customType: str
+    content: str | list[dict[str, Any]]
+    display: bool
+    details: NotRequired[Any]
+    attribution: NotRequired[Literal["user", "agent"]]
+
+
+class ThinkingLevelChangeEntry(TypedDict):
+    type: Literal["thinking_level_change"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    thinkingLevel: str | None
+
+
+class ModelChangeEntry(TypedDict):
+    type: Literal["model_change"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    model: str
+    role: NotRequired[str]
+
+
+class ServiceTierChangeEntry(TypedDict):
+    type: Literal["service_tier_change"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    serviceTier: str | None
+
+
+class CompactionEntry(TypedDict):
+    type: Literal["compaction"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    summary: str
+    shortSummary: NotRequired[str]
+    firstKeptEntryId: str
+    tokensBefore: int
+    details: NotRequired[Any]
+    preserveData: NotRequired[dict[str, Any]]
+    fromExtension: NotRequired[bool]
+
+
+class BranchSummaryEntry(TypedDict):
+    type: Literal["branch_summary"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    fromId: str
+    summary: str
+    details: NotRequired[Any]
+    fromExtension: NotRequired[bool]
+
+
+class CustomEntry(TypedDict):
+    type: Literal["custom"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    customType: str
+    data: NotRequired[Any]
+
+
+class LabelEntry(TypedDict):
+    type: Literal["label"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    targetId: str
+    label: NotRequired[str]
+
+
+class TtsrInjectionEntry(TypedDict):
+    type: Literal["ttsr_injection"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    injectedRules: list[str]
+
+
+class McpToolSelectionEntry(TypedDict):
+    type: Literal["mcp_tool_selection"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    selectedToolNames: list[str]
+
+
+class SessionInitEntry(TypedDict):
+    type: Literal["session_init"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    systemPrompt: str
+    task: str
+    tools: list[str]
+    outputSchema: NotRequired[Any]
+
+
+class ModeChangeEntry(TypedDict):
+    type: Literal["mode_change"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    mode: str
+    data: NotRequired[dict[str, Any]]
+
+
+class ContextChangeEntry(TypedDict):
+    type: Literal["context_change"]
+    id: str
+    parentId: str | None
+    timestamp: str
+    contextName: str
+    tenant: str
+    namespace: str
+
+
+# --------------------------------------------------------------------------- ids and time
+
+_snowflake_lock = threading.Lock()
+_snowflake_last = 0
+_snowflake_node = secrets.randbits(10)
+
+
+def new_session_id() -> str:
+    """A 16-hex-digit, time-ordered id: 42 bits of epoch ms, 10 node bits, 12 sequence bits.
+
+    Strictly increasing within a process, so ids sort by creation order.
+    """
+    global _snowflake_last
+    with _snowflake_lock:
+        candidate = (time.time_ns() // 1_000_000) << 22 | _snowflake_node << 12
+        value = max(candidate, _snowflake_last + 1)
+        _snowflake_last = value
+    return f"{value & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+def generate_entry_id(existing: Container[str]) -> str:
+    """An 8-hex-digit entry id not in ``existing`` (falls back to a 16-hex snowflake)."""
+    for _ in range(100):
+        candidate = uuid.uuid4().hex[-8:]
+        if candidate not in existing:
+            return candidate
+    return new_session_id()
+
+
+def iso_now() -> str:
+    """Current UTC time as ``2026-07-02T18:38:56.123Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso_to_epoch_ms(timestamp: str) -> int:
+    """Epoch milliseconds of an ISO-8601 timestamp (0 when it cannot be parsed)."""
+    try:
+        parsed = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1000)
+
+
+def file_timestamp(iso_timestamp: str) -> str:
+    """The file-name form of an ISO timestamp (``:`` and ``.`` become ``-``)."""
+    return iso_timestamp.replace(":", "-").replace(".", "-")
+
+
+# --------------------------------------------------------------------------- write transforms
+
+
+def _truncate(value: str) -> str:
+    limit = max(0, MAX_PERSIST_CHARS - len(TRUNCATION_NOTICE))
+    return value[:limit] + TRUNCATION_NOTICE
+
+
+def _is_image_block(value: object) -> bool:
+    return isinstance(value, dict) and value.get("type") == "image" and isinstance(value.get("data"), str)
+
+
+def _prepare(value: Any, key: str | None, blobs: BlobStore | None) -> Any:
+    """Copy-on-write walk applying the §4 transforms; returns ``value`` itself when unchanged."""
+    if isinstance(value, str):
+        if key == "image_url" and blobs is not None and is_image_data_url(value):
+            return externalize_data_url(blobs, value)
+        if len(value) > MAX_PERSIST_CHARS:
+            # A cut signature would be rejected by the provider; an empty one is simply dropped.
+            return "" if key in SIGNATURE_KEYS else _truncate(value)
+        return value
+    if isinstance(value, list):
+        changed = False
+        items: list[Any] = []
+        for item in value:
+            new_item = _prepare_list_item(item, key, blobs)
+            changed = changed or new_item is not item
+            items.append(new_item)
+        return items if changed else value
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for child_key, child in value.items():
+            if child_key in TRANSIENT_KEYS:
+                changed = True
+                continue
+            new_child = _prepare(child, child_key, blobs)
+            changed = changed or new_child is not child
+            out[child_key] = new_child
+        if not changed:
+            return value
+        content = out.get("content")
+        line_count = out.get("lineCount")
+        if (
+            isinstance(content, str)
+            and content is not value.get("content")
+            and isinstance(line_count, int | float)
+            and not isinstance(line_count, bool)
+        ):
+            out["lineCount"] = len(content.split("\n"))
+        return out
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON.stringify writes null; NaN would make the line unreadable elsewhere
+    return value
+
+
+def _prepare_list_item(item: Any, key: str | None, blobs: BlobStore | None) -> Any:
+    if key == "content" and _is_image_block(item):
+        data: str = item["data"]
+        if is_blob_ref(data) or blobs is None:
+            # Inline images are never cut: a truncated base64 payload is a broken image.
+            return item
+        if len(data) >= BLOB_EXTERNALIZE_THRESHOLD:
+            return {**item, "data": externalize_image_data(blobs, data)}
+        return item
+    return _prepare(item, key, blobs)
+
+
+def prepare_for_persistence(entry: SessionEntry, blobs: BlobStore | None = None) -> SessionEntry:
+    """``entry`` with the write transforms of session-format §4 applied (the input is not mutated).
+
+    Strings over 500 000 characters are cut with the truncation notice (signature
+    fields are emptied instead), ``partialJson``/``jsonlEvents`` keys are dropped,
+    ``lineCount`` follows a cut ``content``, and with a blob store, image blocks of
+    at least 1024 base64 characters and ``image_url`` data URLs become blob refs.
+    """
+    result: SessionEntry = _prepare(entry, None, blobs)
+    return result
+
+
+def _dumps(obj: Any) -> str:
+    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates cannot be UTF-8; their \\uXXXX escape is what JSON.stringify writes.
+        line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+    return line
+
+
+def serialize_entry(entry: SessionEntry | SessionHeader, blobs: BlobStore | None = None) -> str:
+    """One compact JSON line (no trailing newline) for a header or entry, after the write transforms."""
+    return _dumps(prepare_for_persistence(dict(entry), blobs))
+
+
+def parse_line(line: str | bytes) -> dict[str, Any] | None:
+    """The JSON object on ``line``, or None when the line is blank, invalid, or not an object."""
+    try:
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        if not text.strip():
+            return None
+        value = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def is_valid_header(obj: object) -> bool:
+    """True when ``obj`` is a session header (``type`` "session" and a string ``id``)."""
+    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)
+
+
+def new_header(
+    cwd: str, *, session_id: str | None = None, parent_session: str | None = None
+) -> SessionHeader:
+    """A fresh v3 header stamped now."""
+    header: SessionHeader = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": session_id or new_session_id(),
+        "timestamp": iso_now(),
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
+def session_file_name(header: SessionHeader) -> str:
+    """``<timestamp>_<sessionId>.jsonl`` for a header."""
+    return f"{file_timestamp(header['timestamp'])}_{header['id']}.jsonl"
+
+
+__all__ = [
+    "CURRENT_SESSION_VERSION",
+    "MAX_PERSIST_CHARS",
+    "TRUNCATION_NOTICE",
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "ContextChangeEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "LabelEntry",
+    "McpToolSelectionEntry",
+    "MessageEntry",
+    "ModeChangeEntry",
+    "ModelChangeEntry",
+    "ServiceTierChangeEntry",
+    "SessionEntry",
+    "SessionError",
+    "SessionHeader",
+    "SessionInitEntry",
+    "ThinkingLevelChangeEntry",
+    "TtsrInjectionEntry",
+    "file_timestamp",
+    "generate_entry_id",
+    "is_valid_header",
+    "iso_now",
+    "iso_to_epoch_ms",
+    "new_header",
+    "new_session_id",
+    "parse_line",
+    "prepare_for_persistence",
+    "serialize_entry",
+    "session_file_name",
+]

@@ -1,0 +1,205 @@
+"""Finding session files: per-project directories, most recent session, ``--session`` lookup, listings."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from xcsh.coding.sessions.context import message_text
+from xcsh.coding.sessions.entries import SessionError, is_valid_header, parse_line
+
+logger = logging.getLogger(__name__)
+
+_PREFIX_BYTES = 4096
+
+
+class SessionNotFoundError(SessionError, LookupError):
+    """No session (or more than one) matches a ``--session`` id prefix."""
+
+
+def _encode_parts(relative: str) -> str:
+    return relative.replace("/", "-").replace("\\", "-").replace(":", "-")
+
+
+def _within(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _encode_cwd(cwd: Path) -> str:
+    """Directory name for ``cwd`` under the sessions root (session-format §1).
+
+    Private fallback until ``xcsh.coding.paths.encode_cwd`` is shared; same rules.
+    """
+    resolved = Path(cwd).resolve()
+    home = Path.home().resolve()
+    temp_root = Path(tempfile.gettempdir()).resolve()
+    if _within(home, resolved):
+        relative = _encode_parts(os.path.relpath(resolved, home)) if resolved != home else ""
+        return f"-{relative}" if relative else "-"
+    if _within(temp_root, resolved):
+        relative = _encode_parts(os.path.relpath(resolved, temp_root)) if resolved != temp_root else ""
+        return f"-tmp-{relative}" if relative else "-tmp"
+    return f"--{_encode_parts(str(resolved).lstrip('/').lstrip(chr(92)))}--"
+
+
+def session_dir_for(cwd: Path, sessions_root: Path) -> Path:
+    """``<sessions root>/<encoded cwd>`` (not created)."""
+    return Path(sessions_root) / _encode_cwd(cwd)
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionInfo:
+    """What a session picker shows about one file."""
+
+    path: Path
+    id: str
+    cwd: str
+    title: str | None
+    parent_session: str | None
+    created: str
+    modified: float
+    message_count: int
+    first_message: str
+
+
+def _read_header(path: Path) -> dict[str, object] | None:
+    try:
+        with path.open("rb") as handle:
+            prefix = handle.read(_PREFIX_BYTES)
+    except OSError:
+        return None
+    first_line = prefix.split(b"\n", 1)[0]
+    header = parse_line(first_line)
+    return header if is_valid_header(header) else None
+
+
+def _session_files(directory: Path, *, recursive: bool = False) -> list[Path]:
+    try:
+        pattern = "**/*.jsonl" if recursive else "*.jsonl"
+        return [p for p in Path(directory).glob(pattern) if p.is_file()]
+    except OSError:
+        return []
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def find_most_recent(directory: Path) -> Path | None:
+    """The most recently modified valid session file of ``directory`` (None when there is none)."""
+    candidates = [(p, _mtime(p)) for p in _session_files(directory) if _read_header(p) is not None]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda item: item[1])[0]
+
+
+def read_session_info(path: Path) -> SessionInfo | None:
+    """Listing metadata of one file (session-format §8), or None when it is not a session."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    header = parse_line(lines[0]) if lines else None
+    if header is None or not is_valid_header(header):
+        return None
+    message_count = 0
+    first_message = ""
+    short_summary: str | None = None
+    for raw in lines[1:]:
+        entry = parse_line(raw)
+        if entry is None:
+            continue
+        if entry.get("type") == "compaction" and isinstance(entry.get("shortSummary"), str):
+            short_summary = entry["shortSummary"]
+        message = entry.get("message")
+        if entry.get("type") == "message" and isinstance(message, dict):
+            message_count += 1
+            if not first_message and message.get("role") == "user":
+                first_message = message_text(message)
+    title = header.get("title")
+    parent = header.get("parentSession")
+    return SessionInfo(
+        path=path,
+        id=str(header["id"]),
+        cwd=str(header.get("cwd") or ""),
+        title=title if isinstance(title, str) else short_summary,
+        parent_session=parent if isinstance(parent, str) else None,
+        created=str(header.get("timestamp") or ""),
+        modified=_mtime(path),
+        message_count=message_count,
+        first_message=first_message or "(no messages)",
+    )
+
+
+def _collect(paths: list[Path]) -> list[SessionInfo]:
+    infos = [info for info in (read_session_info(p) for p in paths) if info is not None]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def list_sessions(directory: Path) -> list[SessionInfo]:
+    """Every session of ``directory``, most recently modified first."""
+    return _collect(_session_files(directory))
+
+
+def _matches(path: Path, session_id: str, prefix: str) -> bool:
+    prefix = prefix.lower()
+    stem = path.name[: -len(".jsonl")].lower()
+    after_underscore = stem.rsplit("_", 1)[1] if "_" in stem else None
+    return (
+        session_id.lower().startswith(prefix)
+        or stem.startswith(prefix)
+        or (after_underscore is not None and after_underscore.startswith(prefix))
+    )
+
+
+def _find_matches(paths: list[Path], prefix: str) -> list[Path]:
+    found: list[tuple[Path, float]] = []
+    for path in paths:
+        header = _read_header(path)
+        if header is not None and _matches(path, str(header["id"]), prefix):
+            found.append((path, _mtime(path)))
+    found.sort(key=lambda item: item[1], reverse=True)
+    return [p for p, _ in found]
+
+
+def is_path_argument(value: str) -> bool:
+    """True when a ``--session`` value names a file rather than an id prefix (rpc-protocol §2.1)."""
+    return "/" in value or "\\" in value or value.endswith(".jsonl")
+
+
+def resolve_session_arg(value: str, session_dir: Path, sessions_root: Path | None) -> Path:
+    """The session file a ``--session <id|path>`` value designates.
+
+    A path is returned absolute, whether or not it exists. Otherwise ``value`` is a
+    case-insensitive prefix of a header id, a file name or the part after ``_``,
+    looked for in ``session_dir`` and then, when ``sessions_root`` is given, in every
+    project. Raises :class:`SessionNotFoundError` when nothing or more than one
+    session matches within the scope searched.
+    """
+    if is_path_argument(value):
+        return Path(os.path.abspath(os.path.expanduser(value)))
+    if not value.strip():
+        raise SessionNotFoundError(f'No session found matching "{value}"')
+    local = _session_files(session_dir)
+    scopes = [local]
+    if sessions_root is not None:
+        local_set = {p.resolve() for p in local}
+        scopes.append(
+            [p for p in _session_files(sessions_root, recursive=True) if p.resolve() not in local_set]
+        )
+    for paths in scopes:
+        matches = _find_matches(paths, value)
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            names = ", ".join(p.name for p in matches[:5]) + (", …" if len(matches) > 5 else "")
+            raise SessionNotFoundError(f'Multiple sessions match "{value}": {names}; give a longer prefix')
+    raise SessionNotFoundError(f'No session found matching "{value}"')

@@ -1,0 +1,707 @@
+"""SessionStore: one session as an append-only JSONL tree of entries.
+
+Persistence rules (session-format §4), plus crash safety beyond the reference:
+
+* lazy creation: nothing touches the disk until the first assistant message;
+  then header and entries are written atomically (temp file, fsync, rename,
+  directory fsync);
+* afterwards every entry is one ``os.write`` of a whole line on an ``O_APPEND``
+  descriptor, fsynced before the ``append_*`` call returns;
+* opening a file whose tail was torn by a crash truncates only the torn bytes;
+* one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
+* the first write error is latched and raised again by every later write.
+
+The in-memory entries are authoritative while the process runs. The store is
+synchronous and not thread-safe beyond serialising its own writes.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import re
+import secrets
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, cast
+
+from xcsh.agent.types import AgentMessage
+from xcsh.coding.sessions.blobs import BLOB_PREFIX, BlobStore, resolve_entry_blobs
+from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
+from xcsh.coding.sessions.entries import (
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModeChangeEntry,
+    ModelChangeEntry,
+    ServiceTierChangeEntry,
+    SessionEntry,
+    SessionError,
+    SessionHeader,
+    ThinkingLevelChangeEntry,
+    TtsrInjectionEntry,
+    generate_entry_id,
+    is_valid_header,
+    iso_now,
+    new_header,
+    parse_line,
+    serialize_entry,
+    session_file_name,
+)
+from xcsh.coding.sessions.lock import SessionFileLock
+from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata
+
+logger = logging.getLogger(__name__)
+
+_SUMMARY_ROLES = frozenset({"compactionSummary", "branchSummary"})
+_CUSTOM_ROLES = frozenset({"custom", "hookMessage"})
+_CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
+
+
+class SessionWriteError(SessionError):
+    """Writing the session file failed; raised again by every later write of the store."""
+
+
+class InvalidBranchEntryError(SessionError):
+    """The entry to branch from is not a user message entry."""
+
+    def __init__(self) -> None:
+        super().__init__("Invalid entry ID for branching")
+
+
+def sanitize_title(title: str) -> str:
+    """Control characters become spaces, runs of spaces collapse, ends are trimmed."""
+    return re.sub(" +", " ", _CONTROL_CHARS.sub(" ", title)).strip()
+
+
+# --------------------------------------------------------------------------- file helpers
+
+
+def _write_fully(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # not supported on every filesystem; the renamed file itself is synced
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        _write_fully(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+class _ParsedFile:
+    """The parsed objects of a session file and where its last complete object ends."""
+
+    def __init__(self, data: bytes) -> None:
+        self.size = len(data)
+        self.objects: list[dict[str, Any]] = []
+        self.has_blob_ref: list[bool] = []
+        self.good_end = 0
+        self.needs_newline = False
+        marker = BLOB_PREFIX.encode("ascii")
+        pos = 0
+        while pos < self.size:
+            newline = data.find(b"\n", pos)
+            end = self.size if newline == -1 else newline
+            line = data[pos:end]
+            obj = parse_line(line)
+            if obj is not None:
+                self.objects.append(obj)
+                self.has_blob_ref.append(marker in line)
+                self.good_end = end if newline == -1 else end + 1
+                self.needs_newline = newline == -1
+            pos = end + 1
+        self.torn_bytes = data[self.good_end :]
+
+
+def _repair_tail(path: Path, parsed: _ParsedFile) -> None:
+    if parsed.torn_bytes.strip():
+        logger.warning(
+            "session file %s ends with %d bytes of an incomplete entry (interrupted write); truncating them",
+            path,
+            len(parsed.torn_bytes),
+        )
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        os.ftruncate(fd, parsed.good_end)
+        if parsed.needs_newline:
+            os.pwrite(fd, b"\n", parsed.good_end)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class SessionStore:
+    """One session: header, entries in file order, and the leaf new entries attach to.
+
+    Build with :meth:`create`, :meth:`open` or :meth:`in_memory`; call :meth:`close`
+    when done (it releases the file lock). Every ``append_*`` returns the new entry,
+    whose ``parentId`` is the previous leaf, and makes it the leaf.
+    """
+
+    def __init__(
+        self,
+        *,
+        header: SessionHeader,
+        entries: list[SessionEntry],
+        path: Path | None,
+        session_dir: Path | None,
+        blobs: BlobStore | None,
+        flushed: bool,
+        lock: SessionFileLock | None = None,
+    ) -> None:
+        self._header = header
+        self._entries: list[SessionEntry] = []
+        self._by_id: dict[str, SessionEntry] = {}
+        self._labels: dict[str, str] = {}
+        self._leaf_id: str | None = None
+        self._has_assistant = False
+        for entry in entries:
+            self._index(entry)
+        self._path = path
+        self._session_dir = session_dir
+        self._blobs = blobs
+        self._flushed = flushed
+        self._lock = lock
+        self._fd: int | None = None
+        self._error: BaseException | None = None
+        self._closed = False
+        self._write_lock = threading.RLock()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def create(
+        cls,
+        session_dir: Path,
+        cwd: Path,
+        *,
+        parent_session: str | None = None,
+        blob_dir: Path | None = None,
+    ) -> SessionStore:
+        """A new session whose file ``<session_dir>/<timestamp>_<id>.jsonl`` is written lazily."""
+        header = new_header(str(cwd), parent_session=parent_session)
+        return cls(
+            header=header,
+            entries=[],
+            path=Path(session_dir) / session_file_name(header),
+            session_dir=Path(session_dir),
+            blobs=BlobStore(blob_dir) if blob_dir is not None else None,
+            flushed=False,
+        )
+
+    @classmethod
+    def in_memory(cls, cwd: Path) -> SessionStore:
+        """A session that is never written (``--no-session``)."""
+        return cls(
+            header=new_header(str(cwd)), entries=[], path=None, session_dir=None, blobs=None, flushed=False
+        )
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        cwd_for_new: Path,
+        blob_dir: Path | None = None,
+        session_dir: Path | None = None,
+    ) -> SessionStore:
+        """Open (and lock) the session file at ``path``.
+
+        A missing, empty or header-less file becomes a new session written at that
+        exact path at once. Older versions are migrated and rewritten atomically; a
+        torn last line is truncated; unparseable lines elsewhere are skipped. Raises
+        :class:`~xcsh.coding.sessions.lock.SessionLockedError` when another store holds
+        the file, ``OSError`` when it cannot be read or written.
+        """
+        path = Path(os.path.abspath(os.path.expanduser(path)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = SessionFileLock.acquire(path)
+        try:
+            store = cls._load(path, lock, cwd_for_new, blob_dir, session_dir or path.parent)
+        except BaseException:
+            lock.release()
+            raise
+        return store
+
+    @classmethod
+    def _load(
+        cls, path: Path, lock: SessionFileLock, cwd_for_new: Path, blob_dir: Path | None, session_dir: Path
+    ) -> SessionStore:
+        blobs = BlobStore(blob_dir) if blob_dir is not None else None
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        parsed = _ParsedFile(data)
+        if not parsed.objects or not is_valid_header(parsed.objects[0]):
+            if data.strip():
+                logger.warning("%s is not a session file; starting a new session at that path", path)
+            store = cls(
+                header=new_header(str(cwd_for_new)),
+                entries=[],
+                path=path,
+                session_dir=session_dir,
+                blobs=blobs,
+                flushed=False,
+                lock=lock,
+            )
+            store._write_all()
+            return store
+
+        objects, migrated = migrate_to_current(parsed.objects)
+        header = cast(SessionHeader, objects[0])
+        entries: list[SessionEntry] = []
+        for obj, has_ref in zip(objects[1:], parsed.has_blob_ref[1:], strict=True):
+            if obj.get("type") == "session" or not isinstance(obj.get("id"), str):
+                continue  # a stray header or an id-less line cannot take part in the tree
+            if has_ref and blobs is not None:
+                resolve_entry_blobs(obj, blobs)
+            entries.append(strip_responses_replay_metadata(obj))
+        store = cls(
+            header=header,
+            entries=entries,
+            path=path,
+            session_dir=session_dir,
+            blobs=blobs,
+            flushed=True,
+            lock=lock,
+        )
+        if migrated:
+            logger.info("migrating session file %s to version %d", path, header.get("version"))
+            store._write_all()
+        elif parsed.good_end != parsed.size or parsed.needs_newline:
+            _repair_tail(path, parsed)
+        return store
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def session_id(self) -> str:
+        return self._header["id"]
+
+    @property
+    def path(self) -> Path | None:
+        """The session file (None for an in-memory session); it may not exist yet."""
+        return self._path
+
+    @property
+    def session_dir(self) -> Path | None:
+        return self._session_dir
+
+    @property
+    def cwd(self) -> str:
+        return self._header["cwd"]
+
+    @property
+    def header(self) -> SessionHeader:
+        """A copy of the header."""
+        return cast(SessionHeader, dict(self._header))
+
+    @property
+    def entries(self) -> list[SessionEntry]:
+        """All entries in file order (a new list; the entries themselves are shared)."""
+        return list(self._entries)
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    @property
+    def title(self) -> str | None:
+        return self._header.get("title")
+
+    @property
+    def title_source(self) -> str | None:
+        return self._header.get("titleSource")
+
+    @property
+    def is_flushed(self) -> bool:
+        """True once the file exists on disk with every entry."""
+        return self._flushed
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        return self._by_id.get(entry_id)
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def branch_path(self, leaf_id: str | None) -> list[SessionEntry]:
+        """Entries from the root to ``leaf_id`` (empty for None or an unknown id)."""
+        leaf = self._by_id.get(leaf_id) if leaf_id is not None else None
+        return path_to(self._by_id, leaf) if leaf is not None else []
+
+    def build_context(self) -> SessionContext:
+        """The live context of the current branch."""
+        return build_session_context(self._entries, self._leaf_id)
+
+    def user_message_entries(self) -> list[SessionEntry]:
+        """Every ``message`` entry with a user message, whole file, file order."""
+        return [
+            e
+            for e in self._entries
+            if e.get("type") == "message"
+            and isinstance(e.get("message"), dict)
+            and e["message"].get("role") == "user"
+        ]
+
+    # ------------------------------------------------------------------ appends
+
+    def _base(self, kind: str) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "id": generate_entry_id(self._by_id),
+            "parentId": self._leaf_id,
+            "timestamp": iso_now(),
+        }
+
+    def append_message(self, message: AgentMessage) -> MessageEntry | CustomMessageEntry:
+        """Append a message; ``custom`` (and legacy ``hookMessage``) ones become ``custom_message`` entries.
+
+        The message dict is stored as is (not copied). Summary messages are rebuilt
+        from their own entries and are refused here with ``ValueError``.
+        """
+        role = message.get("role")
+        if role in _SUMMARY_ROLES:
+            raise ValueError(f"{role} messages are not stored as messages; append a compaction entry instead")
+        if role in _CUSTOM_ROLES:
+            return self.append_custom_message(
+                str(message.get("customType", "")),
+                message.get("content", ""),
+                bool(message.get("display", True)),
+                message.get("details"),
+                attribution=message.get("attribution", "agent"),
+            )
+        entry = self._base("message")
+        entry["message"] = message
+        return cast(MessageEntry, self._append(entry))
+
+    def append_custom_message(
+        self,
+        custom_type: str,
+        content: str | list[dict[str, Any]],
+        display: bool,
+        details: Any = None,
+        *,
+        attribution: Literal["user", "agent"] = "agent",
+    ) -> CustomMessageEntry:
+        entry = self._base("custom_message")
+        entry.update({"customType": custom_type, "content": content, "display": display})
+        if details is not None:
+            entry["details"] = details
+        entry["attribution"] = attribution
+        return cast(CustomMessageEntry, self._append(entry))
+
+    def append_model_change(self, model_ref: str, role: str | None = None) -> ModelChangeEntry:
+        entry = self._base("model_change")
+        entry["model"] = model_ref
+        if role is not None:
+            entry["role"] = role
+        return cast(ModelChangeEntry, self._append(entry))
+
+    def append_thinking_level_change(self, level: str | None) -> ThinkingLevelChangeEntry:
+        entry = self._base("thinking_level_change")
+        entry["thinkingLevel"] = level
+        return cast(ThinkingLevelChangeEntry, self._append(entry))
+
+    def append_service_tier_change(self, tier: str | None) -> ServiceTierChangeEntry:
+        entry = self._base("service_tier_change")
+        entry["serviceTier"] = tier
+        return cast(ServiceTierChangeEntry, self._append(entry))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        short_summary: str | None = None,
+        details: Any = None,
+        preserve_data: dict[str, Any] | None = None,
+        *,
+        from_extension: bool | None = None,
+    ) -> CompactionEntry:
+        entry = self._base("compaction")
+        entry["summary"] = summary
+        if short_summary is not None:
+            entry["shortSummary"] = short_summary
+        entry["firstKeptEntryId"] = first_kept_entry_id
+        entry["tokensBefore"] = tokens_before
+        optional = {"details": details, "fromExtension": from_extension, "preserveData": preserve_data}
+        entry.update({k: v for k, v in optional.items() if v is not None})
+        return cast(CompactionEntry, self._append(entry))
+
+    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+        entry = self._base("custom")
+        entry["customType"] = custom_type
+        if data is not None:
+            entry["data"] = data
+        return cast(CustomEntry, self._append(entry))
+
+    def append_label(self, target_id: str, label: str | None) -> LabelEntry:
+        """Label an entry (an empty or None label clears it)."""
+        if target_id not in self._by_id:
+            raise SessionError(f"Entry {target_id} not found")
+        entry = self._base("label")
+        entry["targetId"] = target_id
+        if label:
+            entry["label"] = label
+        return cast(LabelEntry, self._append(entry))
+
+    def append_ttsr_injection(self, rule_names: list[str]) -> TtsrInjectionEntry:
+        entry = self._base("ttsr_injection")
+        entry["injectedRules"] = list(rule_names)
+        return cast(TtsrInjectionEntry, self._append(entry))
+
+    def append_mode_change(self, mode: str, data: dict[str, Any] | None = None) -> ModeChangeEntry:
+        entry = self._base("mode_change")
+        entry["mode"] = mode
+        if data is not None:
+            entry["data"] = data
+        return cast(ModeChangeEntry, self._append(entry))
+
+    def set_leaf(self, entry_id: str | None) -> None:
+        """Move the leaf (tree navigation); later appends start a new branch there."""
+        if entry_id is not None and entry_id not in self._by_id:
+            raise SessionError(f"Entry {entry_id} not found")
+        self._leaf_id = entry_id
+
+    def _index(self, entry: SessionEntry) -> None:
+        self._entries.append(entry)
+        self._by_id[entry["id"]] = entry
+        self._leaf_id = entry["id"]
+        kind = entry.get("type")
+        if kind == "label":
+            label = entry.get("label")
+            if label:
+                self._labels[entry.get("targetId", "")] = label
+            else:
+                self._labels.pop(entry.get("targetId", ""), None)
+        elif kind == "message" and isinstance(entry.get("message"), dict):
+            self._has_assistant = self._has_assistant or entry["message"].get("role") == "assistant"
+
+    def _append(self, entry: SessionEntry) -> SessionEntry:
+        if self._closed:
+            raise SessionError("The session store is closed")
+        self._index(entry)
+        self._persist(entry)
+        return entry
+
+    # ------------------------------------------------------------------ writing
+
+    def _raise_latched(self) -> None:
+        if self._error is not None:
+            raise SessionWriteError(
+                f"Session file {self._path} is not writable: {self._error}"
+            ) from self._error
+
+    def _latch(self, error: BaseException) -> SessionWriteError:
+        if self._error is None:
+            self._error = error
+            logger.error("writing session file %s failed: %s", self._path, error)
+        return SessionWriteError(f"Session file {self._path} is not writable: {self._error}")
+
+    def _persist(self, entry: SessionEntry) -> None:
+        if self._path is None:
+            return
+        with self._write_lock:
+            self._raise_latched()
+            if not self._flushed:
+                if self._has_assistant:
+                    self._write_all()
+                return
+            try:
+                if self._fd is None:
+                    if not self._path.exists():
+                        logger.warning("session file %s vanished; writing it again", self._path)
+                        self._write_all()
+                        return
+                    self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+                data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
+                _write_fully(self._fd, data)
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise self._latch(exc) from exc
+
+    def _close_fd(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def _write_all(self) -> None:
+        """Write header and every entry atomically (taking the file lock first if needed)."""
+        assert self._path is not None
+        with self._write_lock:
+            self._raise_latched()
+            try:
+                if self._lock is None:
+                    self._path.parent.mkdir(parents=True, exist_ok=True)
+                    self._lock = SessionFileLock.acquire(self._path)
+                lines = [serialize_entry(self._header, self._blobs)]
+                lines.extend(serialize_entry(e, self._blobs) for e in self._entries)
+                self._close_fd()
+                _atomic_write(self._path, ("\n".join(lines) + "\n").encode("utf-8"))
+            except (OSError, SessionError) as exc:
+                raise self._latch(exc) from exc
+            self._flushed = True
+
+    def flush(self) -> None:
+        """Raise the latched write error, if any (appends are already durable)."""
+        self._raise_latched()
+
+    def set_title(self, title: str, source: Literal["auto", "user"] = "user") -> bool:
+        """Set the session name (sanitised); rewrites the header if the file exists.
+
+        Returns False, changing nothing, when the sanitised title is empty or an
+        ``auto`` title would replace a ``user`` one.
+        """
+        if source == "auto" and self._header.get("titleSource") == "user":
+            return False
+        clean = sanitize_title(title)
+        if not clean:
+            return False
+        self._header["title"] = clean
+        self._header["titleSource"] = source
+        if self._path is not None and self._flushed and not self._closed:
+            self._write_all()
+        return True
+
+    def rewrite_entries(self, replacements: Mapping[str, SessionEntry] | None = None) -> None:
+        """Replace entries by id (same position in the file) and rewrite the file atomically.
+
+        Used by pruning and argument rewrites; a session not yet on disk is only
+        updated in memory.
+        """
+        if replacements:
+            positions = {e["id"]: i for i, e in enumerate(self._entries)}
+            for entry_id, new_entry in replacements.items():
+                if entry_id not in positions:
+                    raise SessionError(f"Entry {entry_id} not found")
+                if new_entry.get("id") != entry_id:
+                    raise ValueError("a replacement entry must keep its id")
+                self._entries[positions[entry_id]] = new_entry
+                self._by_id[entry_id] = new_entry
+        if self._path is not None and self._flushed:
+            self._write_all()
+
+    # ------------------------------------------------------------------ branching
+
+    def branch_to_new_file(self, entry_id: str) -> SessionStore:
+        """Start a new session from the user message ``entry_id`` (rpc-protocol §5.9 ``branch``).
+
+        If the entry has a parent P, a new file (in the same directory, with
+        ``parentSession`` = this file) is written at once with copies of root → P and
+        fresh label entries for labels on those entries; its leaf is P (or the last
+        label). A root entry yields a brand-new empty session instead. On success this
+        store is closed and the new one returned; raises
+        :class:`InvalidBranchEntryError` for anything but a user message entry.
+        """
+        selected = self._by_id.get(entry_id)
+        if (
+            selected is None
+            or selected.get("type") != "message"
+            or not isinstance(selected.get("message"), dict)
+            or selected["message"].get("role") != "user"
+        ):
+            raise InvalidBranchEntryError()
+        parent_session = str(self._path) if self._path is not None else None
+        parent_id = selected.get("parentId")
+        if not isinstance(parent_id, str) or parent_id not in self._by_id:
+            if self._path is None or self._session_dir is None:
+                new_store = SessionStore.in_memory(Path(self.cwd))
+            else:
+                new_store = SessionStore.create(
+                    self._session_dir,
+                    Path(self.cwd),
+                    parent_session=parent_session,
+                    blob_dir=self._blobs.directory if self._blobs else None,
+                )
+            self.close()
+            return new_store
+
+        path = [copy.deepcopy(e) for e in self.branch_path(parent_id) if e.get("type") != "label"]
+        ids = {e["id"] for e in path}
+        last_id: str | None = path[-1]["id"] if path else None
+        for entry in list(path):
+            label = self._labels.get(entry["id"])
+            if label:
+                new_id = generate_entry_id(ids)
+                ids.add(new_id)
+                path.append(
+                    {
+                        "type": "label",
+                        "id": new_id,
+                        "parentId": last_id,
+                        "timestamp": iso_now(),
+                        "targetId": entry["id"],
+                        "label": label,
+                    }
+                )
+                last_id = new_id
+        header = new_header(self.cwd, parent_session=parent_session)
+        new_path = self._session_dir / session_file_name(header) if self._session_dir is not None else None
+        new_store = SessionStore(
+            header=header,
+            entries=path,
+            path=new_path,
+            session_dir=self._session_dir,
+            blobs=self._blobs,
+            flushed=False,
+        )
+        if new_path is not None:
+            try:
+                new_store._write_all()
+            except SessionError:
+                new_store.close()
+                raise
+        self.close()
+        return new_store
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close the file and release its lock (idempotent); appends fail afterwards."""
+        self._closed = True
+        with self._write_lock:
+            self._close_fd()
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
