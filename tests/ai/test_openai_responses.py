@@ -1,0 +1,434 @@
+"""The openai-responses provider, end to end through the official SDK against the fake server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+
+from xcsh.ai.abort import AbortController
+from xcsh.ai.errors import is_retryable, retry_hint_ms
+from xcsh.ai.events import AssistantMessageEvent
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.registry import stream
+from xcsh.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevel, zero_usage
+from xcsh.testing.fake_llm import FakeLLM, running
+from xcsh.testing.script import Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+TOOLS: list[Any] = [
+    {
+        "name": "read",
+        "description": "Read a file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    }
+]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLM]:
+    with running() as server:
+        yield server
+
+
+def make_model(fake: FakeLLM, **overrides: Any) -> Model:
+    model: dict[str, Any] = {
+        "id": "gpt-fake-5",
+        "name": "GPT Fake",
+        "api": "openai-responses",
+        "provider": "openai",
+        "baseUrl": f"{fake.base_url}/v1",
+        "reasoning": True,
+        "input": ["text", "image"],
+        "cost": {"input": 1.25, "output": 10.0, "cacheRead": 0.125, "cacheWrite": 0.0},
+        "contextWindow": 400000,
+        "maxTokens": 128000,
+    }
+    model.update(overrides)
+    return cast(Model, model)
+
+
+def user(content: Any) -> Message:
+    return {"role": "user", "content": content, "timestamp": 1}
+
+
+def assistant(
+    content: list[Any], *, provider: str = "openai", model: str = "gpt-fake-5", api: str = "openai-responses"
+) -> Message:
+    message: AssistantMessage = {
+        "role": "assistant",
+        "content": content,
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": zero_usage(),
+        "stopReason": "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop",
+        "timestamp": 2,
+    }
+    return message
+
+
+def tool_result(call_id: str, content: list[Any], *, is_error: bool = False) -> Message:
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "read",
+        "content": content,
+        "isError": is_error,
+        "timestamp": 3,
+    }
+
+
+def options(**kwargs: Any) -> StreamOptions:
+    return StreamOptions(api_key="test-key", **kwargs)
+
+
+async def run_stream(
+    model: Model, context: Context, opts: StreamOptions | None = None
+) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+    events: list[AssistantMessageEvent] = []
+    async with asyncio.timeout(5):
+        s = stream(model, context, opts or options())
+        async for ev in s:
+            events.append(ev)
+        return events, await s.result()
+
+
+async def sent_body(fake: FakeLLM, model: Model, context: Context, opts: StreamOptions | None = None) -> Any:
+    """The JSON body the server recorded for one call answered with a short text."""
+    fake.script(text("ok"))
+    _, message = await run_stream(model, context, opts)
+    assert message["stopReason"] == "stop", message.get("errorMessage")
+    return fake.requests[-1].json
+
+
+def kinds(events: list[AssistantMessageEvent]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+# ---- streaming -------------------------------------------------------------------------
+async def test_text_reply_streams_text_events_and_ends_with_stop(fake: FakeLLM) -> None:
+    fake.script(text("Hello there"))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert kinds(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert "".join(e["delta"] for e in events if e["type"] == "text_delta") == "Hello there"
+    assert message["content"] == [{"type": "text", "text": "Hello there", "textSignature": "msg_fake_01"}]
+    assert message["stopReason"] == "stop"
+    assert message["responseId"] == "resp_fake_01"
+    assert fake.requests[0].path == "/v1/responses"
+    assert fake.requests[0].json["stream"] is True
+    fake.assert_complete()
+
+
+async def test_reasoning_summary_streams_as_thinking_and_keeps_the_reasoning_item(fake: FakeLLM) -> None:
+    fake.script(Reply(thinking=["Let me ", "think."], thinking_signature="enc-123", text=["Done."]))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert kinds(events) == [
+        "start",
+        "thinking_start",
+        "thinking_delta",
+        "thinking_delta",
+        "thinking_end",
+        "text_start",
+        "text_delta",
+        "text_end",
+        "done",
+    ]
+    thinking = message["content"][0]
+    assert thinking["type"] == "thinking"
+    assert thinking["thinking"] == "Let me think."
+    item = json.loads(thinking["thinkingSignature"])
+    assert item["type"] == "reasoning"
+    assert item["id"] == "rs_fake_01"
+    assert item["encrypted_content"] == "enc-123"
+    assert message["content"][1] == {"type": "text", "text": "Done.", "textSignature": "msg_fake_01"}
+
+
+async def test_function_call_arguments_stream_into_a_tool_call_with_call_and_item_id(fake: FakeLLM) -> None:
+    fake.script(tool_calls(("call_01", "read", {"path": "src/a.py", "limit": 10}), text_before="Reading."))
+    events, message = await run_stream(make_model(fake), {"messages": [user("read it")]})
+    deltas = [e["delta"] for e in events if e["type"] == "toolcall_delta"]
+    assert len(deltas) == 2
+    assert "".join(deltas) == '{"path": "src/a.py", "limit": 10}'
+    end = next(e for e in events if e["type"] == "toolcall_end")
+    assert end["contentIndex"] == 1
+    assert end["toolCall"] == {
+        "type": "toolCall",
+        "id": "call_01|fc_call_01",
+        "name": "read",
+        "arguments": {"path": "src/a.py", "limit": 10},
+    }
+    assert message["content"][1] == end["toolCall"]
+    assert message["stopReason"] == "toolUse"
+
+
+async def test_usage_excludes_cached_input_and_is_priced_per_category(fake: FakeLLM) -> None:
+    fake.script(Reply(text=["ok"], prompt_tokens=1000, cached_tokens=400, completion_tokens=200))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    usage = message["usage"]
+    assert (usage["input"], usage["output"], usage["cacheRead"], usage["cacheWrite"]) == (600, 200, 400, 0)
+    assert usage["totalTokens"] == 1200
+    assert usage["cost"]["input"] == pytest.approx(600 * 1.25 / 1e6)
+    assert usage["cost"]["output"] == pytest.approx(200 * 10.0 / 1e6)
+    assert usage["cost"]["cacheRead"] == pytest.approx(400 * 0.125 / 1e6)
+    assert usage["cost"]["total"] == pytest.approx((600 * 1.25 + 200 * 10.0 + 400 * 0.125) / 1e6)
+
+
+async def test_incomplete_response_for_max_output_tokens_ends_with_length(fake: FakeLLM) -> None:
+    fake.script(text("Truncat", stop="length"))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "length"
+    assert message["content"][0]["type"] == "text"
+
+
+async def test_incomplete_response_for_content_filter_ends_as_error_naming_it(fake: FakeLLM) -> None:
+    fake.script(text("Hm", stop="content_filter"))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"] == "Provider finish_reason: content_filter"
+
+
+async def test_failed_response_ends_as_error_with_its_message(fake: FakeLLM) -> None:
+    fake.script(text("Hm", stop="failed"))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"] == "server_error: The model failed to generate a response."
+    assert events[-1]["type"] == "error"
+
+
+# ---- failures --------------------------------------------------------------------------
+async def test_http_429_ends_as_retryable_error_with_vendor_message_and_retry_after(fake: FakeLLM) -> None:
+    fake.script(http_error(429, "Rate limit reached for requests", retry_after=7))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert kinds(events) == ["error"]
+    error = message.get("errorMessage", "")
+    assert error.startswith("429 ")
+    assert "Rate limit reached for requests" in error
+    assert retry_hint_ms(error) == 7000
+    assert is_retryable(error)
+    assert len(fake.requests) == 1  # the SDK did not retry on its own
+
+
+async def test_http_500_ends_as_retryable_error_without_sdk_retries(fake: FakeLLM) -> None:
+    fake.script(http_error(500, "The server had an error"))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert message.get("errorMessage", "").startswith("500 ")
+    assert is_retryable(message.get("errorMessage", ""))
+    assert len(fake.requests) == 1
+
+
+async def test_stream_cut_mid_response_ends_as_connection_error_keeping_partial_text(fake: FakeLLM) -> None:
+    fake.script(cut("Partial"))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert "Connection error" in message.get("errorMessage", "")
+    assert is_retryable(message.get("errorMessage", ""))
+    assert message["content"] == [{"type": "text", "text": "Partial"}]
+
+
+async def test_garbage_event_data_ends_as_malformed_response_error(fake: FakeLLM) -> None:
+    fake.script(garbage())
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert "invalid JSON" in message.get("errorMessage", "")
+    assert events[-1]["type"] == "error"
+
+
+async def test_abort_mid_stream_ends_as_aborted(fake: FakeLLM) -> None:
+    gate = Gate()
+    fake.script(hold("Partial answer", gate))
+    controller = AbortController()
+    events: list[AssistantMessageEvent] = []
+    async with asyncio.timeout(5):
+        s = stream(make_model(fake), {"messages": [user("hi")]}, options(signal=controller.signal))
+        async for ev in s:
+            events.append(ev)
+            if ev["type"] == "text_delta":
+                controller.abort()
+        message = await s.result()
+    gate.release()
+    assert message["stopReason"] == "aborted"
+    assert message["errorMessage"] == "Request was aborted"
+    assert message["content"] == [{"type": "text", "text": "Partial answer"}]
+    assert kinds(events) == ["start", "text_start", "text_delta", "error"]
+
+
+# ---- request body ----------------------------------------------------------------------
+async def test_request_has_instructions_tools_store_false_and_default_max_output_tokens(
+    fake: FakeLLM,
+) -> None:
+    context: Context = {"systemPrompt": "You are helpful.", "messages": [user("hi")], "tools": TOOLS}
+    body = await sent_body(fake, make_model(fake), context, options(tool_choice="read", session_id="sess-1"))
+    assert body["model"] == "gpt-fake-5"
+    assert body["instructions"] == "You are helpful."
+    assert body["input"] == [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "read",
+            "description": "Read a file",
+            "parameters": TOOLS[0]["parameters"],
+            "strict": False,
+        }
+    ]
+    assert body["tool_choice"] == {"type": "function", "name": "read"}
+    assert body["max_output_tokens"] == 32000
+    assert body["store"] is False
+    assert body["prompt_cache_key"] == "sess-1"
+    assert body["include"] == ["reasoning.encrypted_content"]
+
+
+@pytest.mark.parametrize("level", ["minimal", "low", "medium", "high", "xhigh"])
+async def test_reasoning_effort_is_sent_for_each_level_including_xhigh(
+    fake: FakeLLM, level: ThinkingLevel
+) -> None:
+    body = await sent_body(fake, make_model(fake), {"messages": [user("hi")]}, options(reasoning=level))
+    assert body["reasoning"] == {"effort": level, "summary": "auto"}
+
+
+async def test_no_reasoning_parameter_when_off_or_for_non_reasoning_models(fake: FakeLLM) -> None:
+    off = await sent_body(fake, make_model(fake), {"messages": [user("hi")]}, options(reasoning="off"))
+    assert "reasoning" not in off
+    plain = await sent_body(
+        fake, make_model(fake, reasoning=False), {"messages": [user("hi")]}, options(reasoning="high")
+    )
+    assert "reasoning" not in plain
+    assert "include" not in plain
+
+
+async def test_tool_calls_and_results_become_function_call_items(fake: FakeLLM) -> None:
+    call = {"type": "toolCall", "id": "call_01|fc_call_01", "name": "read", "arguments": {"path": "a.py"}}
+    context: Context = {
+        "messages": [
+            user("read a.py"),
+            assistant([{"type": "text", "text": "Reading.", "textSignature": "msg_prev"}, call]),
+            tool_result("call_01|fc_call_01", [{"type": "text", "text": "print(1)"}]),
+            tool_result("unknown", [{"type": "text", "text": "orphan"}]),
+        ],
+        "tools": TOOLS,
+    }
+    body = await sent_body(fake, make_model(fake), context)
+    assert body["input"][1]["type"] == "message"
+    assert body["input"][1]["role"] == "assistant"
+    assert body["input"][1]["content"] == [{"type": "output_text", "text": "Reading.", "annotations": []}]
+    # without a replayed reasoning item the item ids would be rejected, so only call_id travels
+    assert body["input"][2] == {
+        "type": "function_call",
+        "call_id": "call_01",
+        "name": "read",
+        "arguments": '{"path": "a.py"}',
+    }
+    assert body["input"][3] == {"type": "function_call_output", "call_id": "call_01", "output": "print(1)"}
+    assert len(body["input"]) == 4
+
+
+async def test_tool_result_images_follow_as_a_user_message(fake: FakeLLM) -> None:
+    call = {"type": "toolCall", "id": "call_01", "name": "read", "arguments": {"path": "a.png"}}
+    image = {"type": "image", "data": PNG, "mimeType": "image/png"}
+    context: Context = {"messages": [user("look"), assistant([call]), tool_result("call_01", [image])]}
+    body = await sent_body(fake, make_model(fake), context)
+    assert body["input"][2] == {
+        "type": "function_call_output",
+        "call_id": "call_01",
+        "output": "(see attached image)",
+    }
+    assert body["input"][3]["role"] == "user"
+    assert body["input"][3]["content"][1] == {
+        "type": "input_image",
+        "detail": "auto",
+        "image_url": f"data:image/png;base64,{PNG}",
+    }
+
+
+async def test_reasoning_from_a_response_is_replayed_with_item_ids_in_the_next_request(fake: FakeLLM) -> None:
+    model = make_model(fake)
+    fake.script(
+        Reply(
+            thinking=["Plan."],
+            thinking_signature="enc-9",
+            tool_calls=tool_calls(("call_7", "read", {})).tool_calls,
+        )
+    )
+    _, first = await run_stream(model, {"messages": [user("go")]}, options(reasoning="high"))
+    assert first["stopReason"] == "toolUse"
+    context: Context = {
+        "messages": [user("go"), first, tool_result("call_7|fc_call_7", [{"type": "text", "text": "done"}])]
+    }
+    body = await sent_body(fake, model, context, options(reasoning="high"))
+    reasoning, call, output = body["input"][1:4]
+    assert reasoning["type"] == "reasoning"
+    assert reasoning["id"] == "rs_fake_01"
+    assert reasoning["encrypted_content"] == "enc-9"
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "Plan."}]
+    assert call == {
+        "type": "function_call",
+        "call_id": "call_7",
+        "name": "read",
+        "arguments": "{}",
+        "id": "fc_call_7",
+    }
+    assert output == {"type": "function_call_output", "call_id": "call_7", "output": "done"}
+
+
+async def test_reasoning_of_another_model_is_not_replayed(fake: FakeLLM) -> None:
+    reasoning = json.dumps({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"})
+    history = assistant(
+        [
+            {"type": "thinking", "thinking": "Old plan.", "thinkingSignature": reasoning},
+            {"type": "text", "text": "Hi"},
+        ],
+        model="gpt-other",
+    )
+    body = await sent_body(fake, make_model(fake), {"messages": [user("a"), history, user("b")]})
+    assert [item.get("type", "message") for item in body["input"]] == [
+        "message",
+        "message",
+        "message",
+        "message",
+    ]
+    assert body["input"][1]["content"][0]["text"] == "Old plan."
+    assert all(item.get("type") != "reasoning" for item in body["input"])
+
+
+async def test_anthropic_thinking_is_replayed_as_assistant_text(fake: FakeLLM) -> None:
+    history = assistant(
+        [
+            {"type": "thinking", "thinking": "Claude pondered.", "thinkingSignature": "sig-anthropic"},
+            {"type": "text", "text": "Answer."},
+        ],
+        provider="anthropic",
+        model="claude-fake-1",
+        api="anthropic-messages",
+    )
+    body = await sent_body(fake, make_model(fake), {"messages": [user("q"), history, user("more")]})
+    texts = [part["text"] for item in body["input"][1:3] for part in item["content"]]
+    assert texts == ["Claude pondered.", "Answer."]
+    assert all(item["role"] == "assistant" for item in body["input"][1:3])
+    assert "sig-anthropic" not in json.dumps(body)
+
+
+async def test_developer_messages_keep_their_role_and_user_images_are_input_images(fake: FakeLLM) -> None:
+    messages: list[Message] = [
+        user(
+            [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+            ]
+        ),
+        {"role": "developer", "content": "Remember the todo list.", "timestamp": 2},
+    ]
+    body = await sent_body(fake, make_model(fake), {"messages": messages})
+    assert body["input"][0]["content"] == [
+        {"type": "input_text", "text": "What is this?"},
+        {"type": "input_image", "detail": "auto", "image_url": f"data:image/png;base64,{PNG}"},
+    ]
+    assert body["input"][1] == {
+        "role": "developer",
+        "content": [{"type": "input_text", "text": "Remember the todo list."}],
+    }
+    text_only = await sent_body(fake, make_model(fake, input=["text"]), {"messages": messages[:1]})
+    assert text_only["input"][0]["content"] == [{"type": "input_text", "text": "What is this?"}]
