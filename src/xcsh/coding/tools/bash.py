@@ -1,0 +1,255 @@
+"""The ``bash`` tool: run a shell command for the model.
+
+Contract (agent-behaviour §13.1, §10):
+
+- ``bash -c <command>`` via :func:`xcsh.coding.bash_runner.run_shell_process`: its own
+  process group, stdin ``/dev/null``, stdout+stderr merged in arrival order, output
+  sanitised; abort or timeout kills the whole group. Each call is independent (no
+  persistent ``cd``/exports, unlike user bash); it starts in ``cwd`` (default: the
+  session cwd) with the non-interactive environment plus ``env``.
+- ``timeout`` in seconds, default 300, clamped to 1–3600.
+- Output streams to ``on_update`` as partial results (at most one every 100 ms, the
+  first at once). Only the last 51 200 bytes are returned; the full output is then
+  kept in a temp file named in the notice and in ``details.fullOutputPath``.
+- ``head``/``tail`` keep the first/last N lines of the whole output (both: head
+  first, then tail). Empty output → ``(no output)``.
+- Non-zero exit → ToolError ``<output>\\n\\nCommand exited with code N``; timeout →
+  ToolError ending ``[Command timed out after N seconds]``; abort → ToolError ending
+  ``Command aborted``.
+- Class exclusive, abortable.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.bash_runner import (
+    OUTPUT_LIMIT_BYTES,
+    BashLaunchError,
+    ProcessOutcome,
+    find_bash,
+    run_shell_process,
+    shell_environment,
+)
+from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.truncate import format_size, tail_bytes
+
+DEFAULT_TIMEOUT_S = 300.0
+MIN_TIMEOUT_S = 1.0
+MAX_TIMEOUT_S = 3600.0
+UPDATE_INTERVAL_S = 0.1
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def clamp_timeout(value: Any) -> float:
+    """The effective timeout in seconds for a ``timeout`` argument."""
+    if value is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"timeout must be a number of seconds, got {value!r}") from exc
+    return min(max(seconds, MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if value.is_integer() else f"{value:g}"
+
+
+def _split_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _positive_int(args: dict[str, Any], name: str) -> int | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) < 1:
+        raise ToolError(f"{name} must be a positive number of lines")
+    return int(value)
+
+
+def _filtered(outcome: ProcessOutcome, head: int | None, tail: int | None) -> tuple[str, str | None]:
+    """Apply head/tail to the whole output; returns text and an optional notice."""
+    capture = outcome.capture
+    if capture.spill_path is not None:
+        text = Path(capture.spill_path).read_text(encoding="utf-8", errors="replace")
+    else:
+        text = capture.tail()
+    lines = _split_lines(text)
+    total = len(lines)
+    first, last = 0, total
+    if head is not None:
+        last = min(last, head)
+    if tail is not None:
+        first = max(first, last - tail)
+    kept = lines[first:last]
+    body = tail_bytes("\n".join(kept), OUTPUT_LIMIT_BYTES)
+    if len(kept) == total:
+        return body, None
+    which = ", ".join(
+        f"{name}={value}" for name, value in (("head", head), ("tail", tail)) if value is not None
+    )
+    return body, f"[Showing lines {first + 1}-{last} of {total} ({which})]"
+
+
+def _unfiltered(outcome: ProcessOutcome) -> tuple[str, str | None, dict[str, Any]]:
+    capture = outcome.capture
+    text = capture.tail()
+    if not capture.truncated:
+        return text.rstrip("\n"), None, {}
+    shown = text  # already the last OUTPUT_LIMIT_BYTES, cut at a line start
+    total = capture.total_newlines + (0 if text.endswith("\n") else 1)
+    shown_lines = len(_split_lines(shown))
+    start = max(1, total - shown_lines + 1)
+    notice = (
+        f"[Showing lines {start}-{total} of {total} ({format_size(OUTPUT_LIMIT_BYTES)} limit). "
+        f"Full output: {capture.spill_path}]"
+    )
+    details = {
+        "truncation": {
+            "direction": "tail",
+            "truncatedBy": "bytes",
+            "totalLines": total,
+            "totalBytes": capture.total_bytes,
+            "outputLines": shown_lines,
+            "outputBytes": len(shown.encode("utf-8")),
+        },
+        "fullOutputPath": capture.spill_path,
+    }
+    return shown.rstrip("\n"), notice, details
+
+
+class _Throttle:
+    """Forward a rolling tail of the output to ``on_update`` at most every ``interval`` seconds."""
+
+    def __init__(self, on_update: ToolUpdate, interval: float) -> None:
+        self._on_update = on_update
+        self._interval = interval
+        self._text = ""
+        self._last: float | None = None
+
+    def __call__(self, chunk: str) -> None:
+        self._text = (self._text + chunk)[-OUTPUT_LIMIT_BYTES:]
+        now = time.monotonic()
+        if self._last is not None and now - self._last < self._interval:
+            return
+        self._last = now
+        self._on_update({"content": [{"type": "text", "text": self._text}]})
+
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The bash command to run (passed to `bash -c`)."},
+        "description": {
+            "type": "string",
+            "description": "A few words saying what the command does, shown to the user.",
+        },
+        "timeout": {
+            "type": "number",
+            "description": f"Timeout in seconds (default {int(DEFAULT_TIMEOUT_S)}, "
+            f"allowed {int(MIN_TIMEOUT_S)}-{int(MAX_TIMEOUT_S)}).",
+        },
+        "cwd": {
+            "type": "string",
+            "description": "Directory to run in, relative to the working directory or absolute. "
+            "Default: the working directory.",
+        },
+        "env": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "Extra environment variables for this command (name → value).",
+        },
+        "head": {"type": "integer", "minimum": 1, "description": "Return only the first N lines of output."},
+        "tail": {"type": "integer", "minimum": 1, "description": "Return only the last N lines of output."},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+_DESCRIPTION = (
+    "Run a shell command with bash and return its combined stdout and stderr. Each call starts a fresh shell "
+    "in the working directory (or `cwd`); `cd` and exported variables do not carry over to the next call. "
+    "Stdin is empty, so interactive programs will not wait for input; pagers are disabled. "
+    f"Output longer than {format_size(OUTPUT_LIMIT_BYTES)} keeps only its end, and the full output is saved "
+    "to a file named in the result. Use `head`/`tail` to keep only some lines. A non-zero exit status is "
+    "reported as an error together with the output. Prefer the `read`, `grep`, `find` and `edit` tools over "
+    "cat, grep, find or sed for files."
+)
+
+
+def create_bash_tool(
+    cwd: Path, *, environment: Mapping[str, str] | None = None, update_interval_s: float = UPDATE_INTERVAL_S
+) -> AgentTool:
+    """The ``bash`` tool bound to the session cwd; ``environment`` is added to every command."""
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+    ) -> AgentToolResult:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError("command is required")
+        timeout_s = clamp_timeout(args.get("timeout"))
+        head, tail = _positive_int(args, "head"), _positive_int(args, "tail")
+        run_dir = resolve_path(cwd, str(args["cwd"])) if args.get("cwd") else Path(cwd)
+        if not run_dir.is_dir():
+            raise ToolError(f"Working directory not found: {display_path(cwd, run_dir)}")
+        extra = dict(environment or {})
+        for name, value in (args.get("env") or {}).items():
+            if not _ENV_NAME_RE.match(str(name)):
+                raise ToolError(f"Invalid environment variable name: {name!r}")
+            extra[str(name)] = str(value)
+        try:
+            outcome = await run_shell_process(
+                [find_bash(), "-c", command],
+                cwd=run_dir,
+                env=shell_environment(extra),
+                timeout_s=timeout_s,
+                signal=signal,
+                on_output=_Throttle(on_update, update_interval_s),
+            )
+        except BashLaunchError as exc:
+            raise ToolError(str(exc)) from exc
+        details: dict[str, Any] = {}
+        if head is not None or tail is not None:
+            body, notice = _filtered(outcome, head, tail)
+            if outcome.capture.spill_path is not None:
+                details["fullOutputPath"] = outcome.capture.spill_path
+        else:
+            body, notice, details = _unfiltered(outcome)
+        text = body.rstrip("\n") or "(no output)"
+        if notice:
+            text += f"\n\n{notice}"
+        if outcome.timed_out:
+            raise ToolError(f"{text}\n\n[Command timed out after {_seconds(timeout_s)} seconds]")
+        if outcome.aborted:
+            raise ToolError(f"{text}\n\nCommand aborted")
+        code = outcome.exit_code
+        if code is not None and code < 0:
+            raise ToolError(f"{text}\n\nCommand was killed by signal {-code}")
+        if code:
+            raise ToolError(f"{text}\n\nCommand exited with code {code}")
+        result: AgentToolResult = {"content": [{"type": "text", "text": text}]}
+        if details:
+            result["details"] = details
+        return result
+
+    return AgentTool(
+        name="bash",
+        label="Bash",
+        description=_DESCRIPTION,
+        parameters=_PARAMETERS,
+        execute=execute,
+        concurrency="exclusive",
+    )

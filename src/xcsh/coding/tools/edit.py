@@ -1,0 +1,191 @@
+"""The ``edit`` tool in the spec's ``replace`` mode.
+
+Contract: ``{edits: [{path, old_text, new_text, all?}]}``. Edits are applied in
+order (several may target one file; each sees the previous ones' result). Every
+edit of the call is validated in memory first; if any fails nothing is written and
+the error names the failing edit. Matching rules live in ``edit_match`` (exact,
+then whitespace-tolerant fuzzy at similarity ≥ 0.95; ambiguity needs ``all``).
+Line endings: CRLF files are matched as LF and written back as CRLF; a UTF-8 BOM is
+preserved. The result text summarises each file's change; ``details`` carries the
+unified ``diff`` of all files and ``firstChangedLine`` (of the first edited file).
+Class exclusive, not abortable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.edit_match import diff_stats, first_changed_line, replace_text, unified_diff
+from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.paths import display_path, resolve_path
+
+_BOM = "\ufeff"
+
+
+@dataclass(slots=True)
+class _FileEdit:
+    path: Path
+    shown: str
+    original: str
+    content: str
+    bom: bool
+    crlf: bool
+    replacements: int = 0
+    fuzzy: bool = False
+    edits: list[int] = field(default_factory=list)
+
+
+def _load(path: Path, shown: str) -> _FileEdit:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ToolError(f"File not found: {shown}. Use write to create new files.") from exc
+    except IsADirectoryError as exc:
+        raise ToolError(f"Cannot edit {shown}: it is a directory") from exc
+    except PermissionError as exc:
+        raise ToolError(f"Permission denied: {shown}") from exc
+    if b"\0" in raw[:8192]:
+        raise ToolError(f"Cannot edit {shown}: it is a binary file")
+    text = raw.decode("utf-8", errors="replace")
+    bom = text.startswith(_BOM)
+    if bom:
+        text = text[1:]
+    crlf = "\r\n" in text
+    normalized = text.replace("\r\n", "\n") if crlf else text
+    return _FileEdit(path=path, shown=shown, original=normalized, content=normalized, bom=bom, crlf=crlf)
+
+
+def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
+    files: dict[Path, _FileEdit] = {}
+    for index, edit in enumerate(edits):
+        label = f"edits[{index}]"
+        if not isinstance(edit, dict):
+            raise ToolError(f"{label} must be an object with path, old_text and new_text")
+        raw_path, old_text, new_text = edit.get("path"), edit.get("old_text"), edit.get("new_text")
+        if not isinstance(raw_path, str) or not raw_path.strip():
+            raise ToolError(f"{label}.path is required")
+        if not isinstance(old_text, str) or not isinstance(new_text, str):
+            raise ToolError(f"{label} needs string old_text and new_text")
+        path = resolve_path(cwd, raw_path)
+        if path not in files:
+            files[path] = _load(path, display_path(cwd, path))
+        state = files[path]
+        old_text = old_text.replace("\r\n", "\n")
+        new_text = new_text.replace("\r\n", "\n")
+        if old_text == new_text:
+            raise ToolError(
+                f"{label}: old_text and new_text are identical; nothing would change in {state.shown}"
+            )
+        try:
+            result = replace_text(
+                state.content, old_text, new_text, path=state.shown, replace_all=bool(edit.get("all"))
+            )
+        except ToolError as exc:
+            if len(edits) == 1:
+                raise
+            raise ToolError(f"{label} failed, so no file was changed. {exc}") from exc
+        state.content = result.content
+        state.replacements += result.count
+        state.fuzzy = state.fuzzy or result.fuzzy
+        state.edits.append(index)
+    return list(files.values())
+
+
+def _commit(files: list[_FileEdit]) -> None:
+    for state in files:
+        text = state.content.replace("\n", "\r\n") if state.crlf else state.content
+        if state.bom:
+            text = _BOM + text
+        try:
+            with state.path.open("w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        except PermissionError as exc:
+            raise ToolError(f"Permission denied: {state.shown}") from exc
+
+
+def _apply(cwd: Path, edits: list[Any]) -> AgentToolResult:
+    files = _plan(cwd, edits)
+    _commit(files)
+    summaries: list[str] = []
+    diffs: list[str] = []
+    first_line: int | None = None
+    for state in files:
+        diff = unified_diff(state.original, state.content, state.shown)
+        diffs.append(diff)
+        added, removed = diff_stats(diff)
+        plural = "s" if state.replacements != 1 else ""
+        note = " (matched ignoring whitespace differences)" if state.fuzzy else ""
+        summaries.append(
+            f"Edited {state.shown}: {state.replacements} replacement{plural}, +{added} -{removed} lines{note}."
+        )
+        if first_line is None:
+            first_line = first_changed_line(state.original, state.content)
+    details: dict[str, Any] = {"diff": "".join(diffs), "firstChangedLine": first_line}
+    return {"content": [{"type": "text", "text": "\n".join(summaries)}], "details": details}
+
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "edits": {
+            "type": "array",
+            "minItems": 1,
+            "description": "Replacements to apply, in order. All are checked before any file is written.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to edit (relative or absolute)."},
+                    "old_text": {
+                        "type": "string",
+                        "description": "Exact text to find, copied from the file including indentation. "
+                        "It must occur exactly once unless `all` is true.",
+                    },
+                    "new_text": {"type": "string", "description": "Text that replaces old_text."},
+                    "all": {
+                        "type": "boolean",
+                        "description": "Replace every occurrence instead of requiring a unique match.",
+                    },
+                },
+                "required": ["path", "old_text", "new_text"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["edits"],
+    "additionalProperties": False,
+}
+
+_DESCRIPTION = (
+    "Edit files by replacing text. Each edit replaces `old_text` with `new_text` in `path`. "
+    "`old_text` must match the file exactly (copy it from `read` output) and be unique in the file: "
+    "include enough surrounding lines, or set `all` to replace every occurrence. If there is no exact match, "
+    "a match that differs only in whitespace is accepted. If any edit fails, no file is changed and the error "
+    "shows the closest text found. Use `write` to create files."
+)
+
+
+def create_edit_tool(cwd: Path) -> AgentTool:
+    """The ``edit`` tool (replace mode) bound to the session cwd."""
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+    ) -> AgentToolResult:
+        edits = args.get("edits")
+        if not isinstance(edits, list) or not edits:
+            raise ToolError("edits must be a non-empty array of {path, old_text, new_text}")
+        return await asyncio.to_thread(_apply, cwd, edits)
+
+    return AgentTool(
+        name="edit",
+        label="Edit",
+        description=_DESCRIPTION,
+        parameters=_PARAMETERS,
+        execute=execute,
+        concurrency="exclusive",
+        abortable=False,
+    )

@@ -1,0 +1,104 @@
+"""The ``ls`` tool and the directory listing it shares with ``read``.
+
+Listing contract: entries (hidden ones included) sorted case-insensitively, a ``/``
+suffix on directories (symlinks to directories included), at most ``limit`` entries
+(500 by default) followed by a notice naming the total, ``(empty directory)`` for an
+empty one. The reference keeps listings inside ``read``; ``ls`` is the pi-mono
+extra the spec allows. Class shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.paths import display_path, resolve_path
+
+DEFAULT_LS_LIMIT = 500
+
+
+def list_directory(directory: Path, *, limit: int = DEFAULT_LS_LIMIT, limit_hint: bool = False) -> str:
+    """Render a directory listing; raises ToolError when it cannot be read."""
+    try:
+        with os.scandir(directory) as it:
+            entries = [(entry.name, _is_dir(entry)) for entry in it]
+    except FileNotFoundError as exc:
+        raise ToolError(f"Path not found: {directory}") from exc
+    except NotADirectoryError as exc:
+        raise ToolError(f"Not a directory: {directory}") from exc
+    except PermissionError as exc:
+        raise ToolError(f"Permission denied: {directory}") from exc
+    if not entries:
+        return "(empty directory)"
+    entries.sort(key=lambda item: (item[0].lower(), item[0]))
+    lines = [name + "/" if is_dir else name for name, is_dir in entries[:limit]]
+    text = "\n".join(lines)
+    if len(entries) > limit:
+        if limit_hint:
+            text += f"\n\n[{limit} entries limit reached. Use limit={limit * 2} for more]"
+        else:
+            text += f"\n\n[Showing {limit} of {len(entries)} entries]"
+    return text
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "Directory to list, relative to the working directory or absolute. Default: the working directory.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"Maximum number of entries to return (default {DEFAULT_LS_LIMIT}).",
+        },
+    },
+    "required": [],
+    "additionalProperties": False,
+}
+
+_DESCRIPTION = (
+    "List the entries of a directory, sorted alphabetically (case-insensitive). Directories end with '/'. "
+    "Hidden files are included. Use `find` to search recursively by name and `read` to open a file."
+)
+
+
+def create_ls_tool(cwd: Path) -> AgentTool:
+    """The ``ls`` tool bound to the session cwd."""
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+    ) -> AgentToolResult:
+        raw_path = args.get("path") or "."
+        limit = int(args.get("limit") or DEFAULT_LS_LIMIT)
+        if limit < 1:
+            raise ToolError("limit must be at least 1")
+        directory = resolve_path(cwd, str(raw_path))
+        if not directory.exists():
+            raise ToolError(f"Path not found: {display_path(cwd, directory)}")
+        if not directory.is_dir():
+            raise ToolError(f"Not a directory: {display_path(cwd, directory)}. Use read to open files.")
+        text = await asyncio.to_thread(list_directory, directory, limit=limit, limit_hint=True)
+        return {"content": [{"type": "text", "text": text}]}
+
+    return AgentTool(
+        name="ls",
+        label="List",
+        description=_DESCRIPTION,
+        parameters=_PARAMETERS,
+        execute=execute,
+        concurrency="shared",
+    )

@@ -1,0 +1,224 @@
+"""The ``read`` tool: text files by line range, directory listings and images.
+
+Contract (agent-behaviour §13.1, with this project's decisions):
+
+- ``sel`` selects lines: absent → from line 1, up to 300 lines; ``L50`` → from line
+  50, up to 300 lines; ``L50-L120`` → that range; ``L50-`` → from 50 to the end;
+  ``raw`` → the whole file from line 1. Every call is capped at 3000 lines and
+  51 200 bytes. ``L0`` is rejected (lines are 1-indexed).
+- Lines are shown as plain text without line-number or hashline prefixes, so the
+  model can copy exact text into ``edit``; a CR before the newline is not shown.
+  A trailing newline does not count as an extra line.
+- When more lines remain, the text ends, after a blank line, with
+  ``[Showing lines 1-300 of 1200. Use sel=L301 to continue]`` (``(50.0KB limit)``
+  is added when the byte cap cut it short).
+- Directories are listed like ``ls`` (max 500 entries); PNG/JPEG/GIF/WebP files
+  (recognised by magic bytes) come back as an image block plus a short text;
+  other files containing NUL bytes are refused as binary.
+- Class shared, not abortable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.ls import list_directory
+from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.truncate import MAX_BYTES, MAX_LINES, format_size
+
+DEFAULT_READ_LINES = 300
+MAX_DIR_ENTRIES = 500
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+_SNIFF_BYTES = 8192
+_SEL_RE = re.compile(r"^L?(\d+)(?:(-)(?:L?(\d+))?)?$", re.IGNORECASE)
+
+
+@dataclass(slots=True, frozen=True)
+class LineSelection:
+    """A parsed ``sel``: first line (1-based), optional last line, line cap, explicit end?"""
+
+    start: int
+    end: int | None
+    limit: int
+
+
+def parse_selection(sel: str | None) -> LineSelection:
+    """Parse ``sel``; raises ToolError with a usable hint when it is malformed."""
+    text = (sel or "").strip()
+    if not text:
+        return LineSelection(1, None, DEFAULT_READ_LINES)
+    if text.lower() == "raw":
+        return LineSelection(1, None, MAX_LINES)
+    match = _SEL_RE.match(text)
+    if match is None:
+        raise ToolError(f'Invalid sel "{text}". Use L50, L50-L120, L50- or raw.')
+    start = int(match.group(1))
+    if start < 1:
+        raise ToolError(f"L{start} is invalid; lines are 1-indexed. Use sel=L1.")
+    if match.group(2) is None:
+        return LineSelection(start, None, DEFAULT_READ_LINES)
+    if match.group(3) is None:
+        return LineSelection(start, None, MAX_LINES)
+    end = int(match.group(3))
+    if end < start:
+        raise ToolError(f'Invalid sel "{text}": the range ends before it starts.')
+    return LineSelection(start, end, min(end - start + 1, MAX_LINES))
+
+
+def image_mime_type(head: bytes) -> str | None:
+    """The MIME type of a PNG/JPEG/GIF/WebP image from its first bytes, else None."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if len(head) >= 12 and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _decode_line(raw: bytes) -> str:
+    return raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+def read_text_file(path: Path, shown: str, selection: LineSelection) -> str:
+    """Render the selected lines of a text file with the continuation notice."""
+    collected: list[str] = []
+    collected_bytes = 0
+    total = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            total += 1
+            if total >= selection.start and len(collected) < selection.limit and collected_bytes <= MAX_BYTES:
+                collected.append(_decode_line(raw))
+                collected_bytes += len(raw)
+    if total == 0:
+        if selection.start > 1:
+            raise ToolError(f"Line {selection.start} is beyond the end of {shown} (the file is empty).")
+        return "(empty file)"
+    if selection.start > total:
+        raise ToolError(
+            f"Line {selection.start} is beyond the end of {shown} ({total} lines). Use sel=L1 to read from the start."
+        )
+    first = collected[0]
+    first_size = len(first.encode("utf-8"))
+    if first_size > MAX_BYTES:
+        cut = first.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")
+        return (
+            f"{cut}\n\n[Line {selection.start} is {format_size(first_size)}; showing its first "
+            f"{format_size(MAX_BYTES)}. Use bash (e.g. cut -c) to see the rest]"
+        )
+    kept: list[str] = []
+    used = 0
+    by_bytes = False
+    for line in collected:
+        size = len(line.encode("utf-8")) + 1
+        if used + size > MAX_BYTES:
+            by_bytes = True
+            break
+        kept.append(line)
+        used += size
+    last = selection.start + len(kept) - 1
+    text = "\n".join(kept)
+    wanted_last = min(selection.end, total) if selection.end is not None else total
+    if last < wanted_last:
+        limit_note = f" ({format_size(MAX_BYTES)} limit)" if by_bytes else ""
+        text += f"\n\n[Showing lines {selection.start}-{last} of {total}{limit_note}. Use sel=L{last + 1} to continue]"
+    return text
+
+
+def _read(cwd: Path, raw_path: str, sel: str | None) -> AgentToolResult:
+    path = resolve_path(cwd, raw_path)
+    shown = display_path(cwd, path)
+    selection = parse_selection(sel)
+    if not path.exists():
+        raise ToolError(f"File not found: {shown}")
+    if path.is_dir():
+        return {"content": [{"type": "text", "text": list_directory(path, limit=MAX_DIR_ENTRIES)}]}
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+        size = path.stat().st_size
+        mime = image_mime_type(head)
+        if mime is not None:
+            if size > MAX_IMAGE_BYTES:
+                raise ToolError(f"Image {shown} is too large to attach ({format_size(size)}).")
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            return {
+                "content": [
+                    {"type": "text", "text": f"Read image file {shown} [{mime}, {format_size(size)}]"},
+                    {"type": "image", "data": data, "mimeType": mime},
+                ]
+            }
+        if b"\0" in head:
+            raise ToolError(
+                f"Cannot read {shown}: it is a binary file ({format_size(size)}). "
+                "Use bash (e.g. file, xxd, strings) to inspect it."
+            )
+        text = read_text_file(path, shown, selection)
+    except PermissionError as exc:
+        raise ToolError(f"Permission denied: {shown}") from exc
+    except IsADirectoryError as exc:
+        raise ToolError(f"{shown} is a directory") from exc
+    return {"content": [{"type": "text", "text": text}]}
+
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "File or directory to read, relative to the working directory or absolute.",
+        },
+        "sel": {
+            "type": "string",
+            "description": (
+                "Optional line selection: 'L50' (from line 50), 'L50-L120' (a range), 'L50-' (to the end), "
+                f"or 'raw' (whole file). Default: the first {DEFAULT_READ_LINES} lines."
+            ),
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+_DESCRIPTION = (
+    "Read a file or list a directory. Text is returned exactly as stored (no line numbers), "
+    f"{DEFAULT_READ_LINES} lines by default and at most {MAX_LINES} lines or {format_size(MAX_BYTES)} per call; "
+    "when more remains the result ends with a notice telling which `sel` continues it. "
+    "Use `sel` to read a line range (e.g. 'L200-L260'). Directories are listed one entry per line, "
+    "directories ending with '/'. PNG, JPEG, GIF and WebP images are returned as images. "
+    "Prefer this over `cat`, `head` or `sed` in bash."
+)
+
+
+def create_read_tool(cwd: Path) -> AgentTool:
+    """The ``read`` tool bound to the session cwd."""
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+    ) -> AgentToolResult:
+        raw_path = args.get("path")
+        if not isinstance(raw_path, str) or not raw_path.strip():
+            raise ToolError("path is required")
+        sel = args.get("sel")
+        return await asyncio.to_thread(_read, cwd, raw_path, sel if isinstance(sel, str) else None)
+
+    return AgentTool(
+        name="read",
+        label="Read",
+        description=_DESCRIPTION,
+        parameters=_PARAMETERS,
+        execute=execute,
+        concurrency="shared",
+        abortable=False,
+    )
