@@ -18,7 +18,7 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevel, zero_usage
 from xcsh.testing.fake_llm import FakeLLM, running
-from xcsh.testing.script import Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
+from xcsh.testing.script import Garbage, Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
 from xcsh.testing.wires.gemini import signature_b64
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -268,6 +268,16 @@ async def test_garbage_event_data_ends_as_error(fake: FakeLLM) -> None:
     assert message["stopReason"] == "error"
     assert "JSON" in message.get("errorMessage", "")
     assert events[-1]["type"] == "error"
+
+
+async def test_stream_that_ends_without_a_finish_reason_is_a_connection_error(fake: FakeLLM) -> None:
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}, "index": 0}]}
+    fake.script(Garbage(payload=b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert "Connection error" in message.get("errorMessage", "")
+    assert message["content"] == [{"type": "text", "text": "Hel"}]
+    assert len(fake.requests) == 1
 
 
 async def test_abort_mid_stream_ends_as_aborted(fake: FakeLLM) -> None:

@@ -16,7 +16,8 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevel, zero_usage
 from xcsh.testing.fake_llm import FakeLLM, running
-from xcsh.testing.script import Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
+from xcsh.testing.script import Garbage, Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
+from xcsh.testing.wires.sse import event
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 TOOLS: list[Any] = [
@@ -107,6 +108,32 @@ async def sent_body(fake: FakeLLM, model: Model, context: Context, opts: StreamO
 
 def kinds(events: list[AssistantMessageEvent]) -> list[str]:
     return [e["type"] for e in events]
+
+
+def raw_sse(*frames: dict[str, Any]) -> Garbage:
+    """A 200 stream made of exactly these Responses events (numbered in order)."""
+    payload = b"".join(
+        event(frame["type"], {**frame, "sequence_number": number}) for number, frame in enumerate(frames)
+    )
+    return Garbage(payload=payload)
+
+
+CREATED = {
+    "type": "response.created",
+    "response": {"id": "resp_raw", "object": "response", "status": "in_progress", "output": []},
+}
+MESSAGE_ADDED = {
+    "type": "response.output_item.added",
+    "output_index": 0,
+    "item": {"id": "msg_raw", "type": "message", "status": "in_progress", "role": "assistant", "content": []},
+}
+TEXT_DELTA = {
+    "type": "response.output_text.delta",
+    "item_id": "msg_raw",
+    "output_index": 0,
+    "content_index": 0,
+    "delta": "Hel",
+}
 
 
 # ---- streaming -------------------------------------------------------------------------
@@ -236,6 +263,53 @@ async def test_garbage_event_data_ends_as_malformed_response_error(fake: FakeLLM
     assert message["stopReason"] == "error"
     assert "invalid JSON" in message.get("errorMessage", "")
     assert events[-1]["type"] == "error"
+
+
+async def test_stream_that_ends_without_response_completed_is_a_connection_error(fake: FakeLLM) -> None:
+    fake.script(raw_sse(CREATED, MESSAGE_ADDED, TEXT_DELTA))
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert "Connection error" in message.get("errorMessage", "")
+    assert message["content"] == [{"type": "text", "text": "Hel"}]
+
+
+async def test_error_event_mid_stream_ends_with_its_code_and_message(fake: FakeLLM) -> None:
+    error = {"type": "error", "code": "server_error", "message": "Something broke", "param": None}
+    fake.script(raw_sse(CREATED, MESSAGE_ADDED, TEXT_DELTA, error))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"] == "server_error: Something broke"
+    assert events[-1]["type"] == "error"
+
+
+async def test_reasoning_summary_parts_are_separated_by_a_blank_line(fake: FakeLLM) -> None:
+    item = {"id": "rs_raw", "type": "reasoning", "summary": []}
+    ref = {"item_id": "rs_raw", "output_index": 0}
+    part = {"type": "summary_text", "text": ""}
+    done_item = {
+        **item,
+        "summary": [{"type": "summary_text", "text": "One."}, {"type": "summary_text", "text": "Two."}],
+    }
+    completed = {
+        "type": "response.completed",
+        "response": {"id": "resp_raw", "object": "response", "status": "completed", "output": [done_item]},
+    }
+    fake.script(
+        raw_sse(
+            CREATED,
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+            {"type": "response.reasoning_summary_part.added", **ref, "summary_index": 0, "part": part},
+            {"type": "response.reasoning_summary_text.delta", **ref, "summary_index": 0, "delta": "One."},
+            {"type": "response.reasoning_summary_part.added", **ref, "summary_index": 1, "part": part},
+            {"type": "response.reasoning_summary_text.delta", **ref, "summary_index": 1, "delta": "Two."},
+            {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+            completed,
+        )
+    )
+    _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "stop"
+    assert message["content"][0]["type"] == "thinking"
+    assert message["content"][0]["thinking"] == "One.\n\nTwo."
 
 
 async def test_abort_mid_stream_ends_as_aborted(fake: FakeLLM) -> None:
