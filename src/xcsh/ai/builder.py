@@ -65,7 +65,7 @@ class MessageBuilder:
         """Emit ``start`` once the response stream is established."""
         if not self._started:
             self._started = True
-            self.stream.push({"type": "start", "partial": self.message})
+            self.stream.push({"type": "start", "partial": self.snapshot()})
 
     def _mark_token(self) -> None:
         if self._first_token is None:
@@ -73,6 +73,23 @@ class MessageBuilder:
 
     def _content(self) -> list[AssistantContent]:
         return self.message["content"]
+
+    def snapshot(self) -> AssistantMessage:
+        """The partial message as of now, for an event.
+
+        Consumers may read events after the provider has moved on, so each event gets
+        its own view. Only the last block and the usage can still change, so copying
+        those (and the containers) is enough.
+        """
+        message = dict(self.message)
+        content = list(self.message["content"])
+        if content:
+            content[-1] = cast(AssistantContent, dict(content[-1]))
+        message["content"] = content
+        usage = dict(self.message["usage"])
+        usage["cost"] = dict(self.message["usage"]["cost"])
+        message["usage"] = usage
+        return cast(AssistantMessage, message)
 
     def end_block(self) -> None:
         """Close the open block (emits its ``*_end`` event)."""
@@ -82,7 +99,12 @@ class MessageBuilder:
         block = self._content()[index]
         if block["type"] == "text":
             self.stream.push(
-                {"type": "text_end", "contentIndex": index, "content": block["text"], "partial": self.message}
+                {
+                    "type": "text_end",
+                    "contentIndex": index,
+                    "content": block["text"],
+                    "partial": self.snapshot(),
+                }
             )
         elif block["type"] == "thinking":
             self.stream.push(
@@ -90,14 +112,14 @@ class MessageBuilder:
                     "type": "thinking_end",
                     "contentIndex": index,
                     "content": block["thinking"],
-                    "partial": self.message,
+                    "partial": self.snapshot(),
                 }
             )
         elif block["type"] == "toolCall":
             raw = block.pop("partialJson", "")
             block["arguments"] = _parse_arguments(raw)
             self.stream.push(
-                {"type": "toolcall_end", "contentIndex": index, "toolCall": block, "partial": self.message}
+                {"type": "toolcall_end", "contentIndex": index, "toolCall": block, "partial": self.snapshot()}
             )
 
     def _open_block(self, block: AssistantContent) -> int:
@@ -121,7 +143,7 @@ class MessageBuilder:
         block = None if new_block else self._current("text")
         if block is None:
             index = self._open_block({"type": "text", "text": ""})
-            self.stream.push({"type": "text_start", "contentIndex": index, "partial": self.message})
+            self.stream.push({"type": "text_start", "contentIndex": index, "partial": self.snapshot()})
             block = self._content()[index]
         text_block = cast(TextContent, block)
         if delta:
@@ -131,7 +153,7 @@ class MessageBuilder:
                     "type": "text_delta",
                     "contentIndex": self._open or 0,
                     "delta": delta,
-                    "partial": self.message,
+                    "partial": self.snapshot(),
                 }
             )
 
@@ -143,7 +165,7 @@ class MessageBuilder:
         block = None if new_block else self._current("thinking")
         if block is None:
             index = self._open_block({"type": "thinking", "thinking": ""})
-            self.stream.push({"type": "thinking_start", "contentIndex": index, "partial": self.message})
+            self.stream.push({"type": "thinking_start", "contentIndex": index, "partial": self.snapshot()})
             block = self._content()[index]
         thinking_block = cast(ThinkingContent, block)
         if delta:
@@ -153,7 +175,7 @@ class MessageBuilder:
                     "type": "thinking_delta",
                     "contentIndex": self._open or 0,
                     "delta": delta,
-                    "partial": self.message,
+                    "partial": self.snapshot(),
                 }
             )
 
@@ -187,7 +209,7 @@ class MessageBuilder:
         if thought_signature:
             block["thoughtSignature"] = thought_signature
         index = self._open_block(block)
-        self.stream.push({"type": "toolcall_start", "contentIndex": index, "partial": self.message})
+        self.stream.push({"type": "toolcall_start", "contentIndex": index, "partial": self.snapshot()})
 
     def tool_arguments(self, delta: str) -> None:
         block = self._current("toolCall")
@@ -201,7 +223,7 @@ class MessageBuilder:
                 "type": "toolcall_delta",
                 "contentIndex": self._open or 0,
                 "delta": delta,
-                "partial": self.message,
+                "partial": self.snapshot(),
             }
         )
 

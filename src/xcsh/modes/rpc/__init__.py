@@ -1,1 +1,1 @@
-"""modes rpc package."""
+"""RPC mode: serve the JSON-lines protocol on stdio."""

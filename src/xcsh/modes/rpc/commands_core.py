@@ -1,0 +1,236 @@
+"""Handlers for prompting, state, models, thinking and queue modes (rpc-protocol §5.1–§5.5)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from xcsh.agent.queue import normalize_queue_mode
+from xcsh.ai.thinking import next_level
+from xcsh.ai.types import THINKING_LEVELS
+from xcsh.coding.errors import CommandError
+from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import Handler, RpcServer
+
+from xcsh.modes.rpc.server import HANDLED, NO_DATA
+
+
+def _start(server: RpcServer, command: str, cid: Any, text: str, images: Any, behavior: str | None) -> None:
+    """Start a prompt; failures (now or later) are answered with the same id and command."""
+    try:
+        task = server.session.start_prompt(text, images, behavior)
+    except CommandError as exc:
+        server.respond(command, cid, error=str(exc))
+        return
+    if task is None:
+        return
+
+    def done(t: asyncio.Task[None]) -> None:
+        if t.cancelled():
+            return
+        exc = t.exception()
+        if exc is not None:
+            server.respond(command, cid, error=str(exc) or type(exc).__name__)
+
+    task.add_done_callback(done)
+    server.spawn(task)
+
+
+async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    text = req_str(cmd, "message")
+    images = opt_images(cmd)
+    behavior = opt_str(cmd, "streamingBehavior")
+    server.respond("prompt", cmd.get("id"))
+    _start(server, "prompt", cmd.get("id"), text, images, behavior)
+    return HANDLED
+
+
+async def steer(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    server.session.steer(req_str(cmd, "message"), opt_images(cmd))
+    return NO_DATA
+
+
+async def follow_up(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    server.session.follow_up(req_str(cmd, "message"), opt_images(cmd))
+    return NO_DATA
+
+
+async def abort(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    await server.session.abort()
+    return NO_DATA
+
+
+async def abort_and_prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    text = req_str(cmd, "message")
+    images = opt_images(cmd)
+    await server.session.abort()
+    server.respond("abort_and_prompt", cmd.get("id"))
+    _start(server, "abort_and_prompt", cmd.get("id"), text, images, None)
+    return HANDLED
+
+
+async def get_state(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return server.session.state()
+
+
+async def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return {"messages": server.session.messages}
+
+
+async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    provider = req_str(cmd, "provider")
+    model_id = req_str(cmd, "modelId")
+    session = server.session
+    model = next(
+        (m for m in session.registry.available_models() if m["provider"] == provider and m["id"] == model_id),
+        None,
+    )
+    if model is None:
+        raise CommandError(f"Model not found: {provider}/{model_id}")
+    session.switch_model(model)
+    session.settings.set("defaultProvider", provider)
+    session.settings.set("defaultModel", model_id)
+    return model
+
+
+async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    session = server.session
+    scoped = [
+        (m, level)
+        for m, level in session.config.scoped_models
+        if session.registry.api_key_for(m["provider"]) or session.registry.is_keyless(m["provider"])
+    ]
+    current = session.model
+    if scoped:
+        if len(scoped) < 2:
+            return None
+        index = next(
+            (
+                i
+                for i, (m, _) in enumerate(scoped)
+                if m["provider"] == current["provider"] and m["id"] == current["id"]
+            ),
+            0,
+        )
+        model, level = scoped[(index + 1) % len(scoped)]
+        session.switch_model(model, level or "off")
+        data: dict[str, Any] = {"model": model}
+        if session.thinking_level is not None:
+            data["thinkingLevel"] = session.thinking_level
+        data["isScoped"] = True
+        return data
+    models = session.registry.available_models()
+    if len(models) < 2:
+        return None
+    index = next(
+        (
+            i
+            for i, m in enumerate(models)
+            if m["provider"] == current["provider"] and m["id"] == current["id"]
+        ),
+        0,
+    )
+    model = models[(index + 1) % len(models)]
+    session.switch_model(model)
+    data = {"model": model}
+    if session.thinking_level is not None:
+        data["thinkingLevel"] = session.thinking_level
+    data["isScoped"] = False
+    return data
+
+
+async def get_available_models(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return {"models": server.session.registry.available_models()}
+
+
+async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    level = cmd.get("level")
+    if level not in THINKING_LEVELS:
+        raise CommandError(f"Invalid thinking level: {level}. Valid levels: {', '.join(THINKING_LEVELS)}")
+    server.session.apply_thinking_level(level)
+    return NO_DATA
+
+
+async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    session = server.session
+    level = next_level(session.model, session.thinking_level)
+    if level is None:
+        return None
+    session.apply_thinking_level(level)
+    return {"level": session.thinking_level or "off"}
+
+
+async def set_steering_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    mode = cmd.get("mode")
+    server.session.agent.steering.mode = normalize_queue_mode(mode)
+    server.session.settings.set("steeringMode", mode)
+    return NO_DATA
+
+
+async def set_follow_up_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    mode = cmd.get("mode")
+    server.session.agent.follow_ups.mode = normalize_queue_mode(mode)
+    server.session.settings.set("followUpMode", mode)
+    return NO_DATA
+
+
+async def set_interrupt_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    mode = cmd.get("mode")
+    server.session.agent.interrupt_mode = "wait" if mode == "wait" else "immediate"
+    server.session.settings.set("interruptMode", mode)
+    return NO_DATA
+
+
+async def set_auto_compaction(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    enabled = req_bool(cmd, "enabled")
+    settings = server.session.settings
+    settings.set("compaction.enabled", enabled)
+    if enabled and settings.get("compaction.strategy") == "off":
+        settings.set("compaction.strategy", "context-full")
+    return NO_DATA
+
+
+async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    server.session.settings.set("retry.enabled", req_bool(cmd, "enabled"))
+    return NO_DATA
+
+
+async def get_integrations(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    from xcsh import __version__
+
+    model = server.session.model
+    return {
+        "version": __version__,
+        "model": {"state": "connected", "provider": model["provider"]},
+        "services": [],
+    }
+
+
+async def set_locale(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    req_str(cmd, "locale")
+    return NO_DATA
+
+
+HANDLERS: dict[str, Handler] = {
+    "prompt": prompt,
+    "steer": steer,
+    "follow_up": follow_up,
+    "abort": abort,
+    "abort_and_prompt": abort_and_prompt,
+    "get_state": get_state,
+    "get_messages": get_messages,
+    "set_model": set_model,
+    "cycle_model": cycle_model,
+    "get_available_models": get_available_models,
+    "set_thinking_level": set_thinking_level,
+    "cycle_thinking_level": cycle_thinking_level,
+    "set_steering_mode": set_steering_mode,
+    "set_follow_up_mode": set_follow_up_mode,
+    "set_interrupt_mode": set_interrupt_mode,
+    "set_auto_compaction": set_auto_compaction,
+    "set_auto_retry": set_auto_retry,
+    "get_integrations": get_integrations,
+    "set_locale": set_locale,
+}

@@ -1,0 +1,76 @@
+"""Handlers for session commands (rpc-protocol §5.9–§5.10)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from xcsh.coding import session_ops
+from xcsh.coding.sessions.context import last_assistant_text, session_stats
+from xcsh.modes.rpc.fields import opt_str, req_str
+from xcsh.modes.rpc.server import NO_DATA
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import Handler, RpcServer
+
+
+async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return await session_ops.new_session(server.session, opt_str(cmd, "parentSession"))
+
+
+async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return await session_ops.switch_session(server.session, req_str(cmd, "sessionPath"))
+
+
+async def branch(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return await session_ops.branch(server.session, req_str(cmd, "entryId"))
+
+
+async def get_branch_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return {"messages": session_ops.branch_messages(server.session)}
+
+
+async def get_last_assistant_text(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    text = last_assistant_text(server.session.messages)
+    return {} if text is None else {"text": text}
+
+
+async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    session_ops.set_session_name(server.session, req_str(cmd, "name"))
+    return NO_DATA
+
+
+async def get_session_stats(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    session = server.session
+    path = session.store.path
+    return session_stats(
+        session.messages, session_id=session.store.session_id, session_file=str(path) if path else None
+    )
+
+
+async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    session = server.session
+    store = session.store
+    if store.path is None:
+        raise ValueError("Cannot export in-memory session to HTML")
+    output = opt_str(cmd, "outputPath")
+    if not output:
+        output = f"xcsh-session-{Path(store.path).name.removesuffix('.jsonl')}.html"
+    from xcsh.coding.export import export_session_html
+
+    target = Path(output) if os.path.isabs(output) else Path.cwd() / output
+    export_session_html(store, target, system_prompt=session.system_prompt, tools=session.active_tools())
+    return {"path": output}
+
+
+HANDLERS: dict[str, Handler] = {
+    "new_session": new_session,
+    "switch_session": switch_session,
+    "branch": branch,
+    "get_branch_messages": get_branch_messages,
+    "get_last_assistant_text": get_last_assistant_text,
+    "set_session_name": set_session_name,
+    "get_session_stats": get_session_stats,
+    "export_html": export_html,
+}

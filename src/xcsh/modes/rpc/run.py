@@ -1,0 +1,56 @@
+"""Entry point of RPC mode: claim stdio, build the server, serve until stdin ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable
+
+from xcsh.coding.session import AgentSession
+from xcsh.modes.rpc.commands_core import HANDLERS as CORE_HANDLERS
+from xcsh.modes.rpc.server import Handler, RpcServer
+from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
+
+logger = logging.getLogger(__name__)
+
+# Feature modules add their command handlers and server wiring here.
+EXTRA_HANDLERS: dict[str, Handler] = {}
+SERVER_INSTALLERS: list[Callable[[RpcServer], None]] = []
+
+
+async def serve(session: AgentSession, frame_fd: int) -> None:
+    """Serve ``session`` until stdin reaches EOF."""
+    writer = FrameWriter(frame_fd)
+    server = RpcServer(session, writer)
+    server.handlers.update(CORE_HANDLERS)
+    from xcsh.modes.rpc.commands_session import HANDLERS as SESSION_HANDLERS
+
+    server.handlers.update(SESSION_HANDLERS)
+    server.handlers.update(EXTRA_HANDLERS)
+    for install in SERVER_INSTALLERS:
+        install(server)
+    reader = StdinReader(asyncio.get_running_loop())
+    reader.start()
+    await server.serve(reader)
+
+
+def run_rpc(build_session: Callable[[], AgentSession]) -> int:
+    """Claim stdout for frames, build the session, serve; exit code 0 at stdin EOF.
+
+    Start-up errors raised by ``build_session`` propagate before any frame is written.
+    """
+    from xcsh.modes.rpc.stdio import claim_stdout
+
+    frame_fd = claim_stdout()
+
+    async def main() -> None:
+        session = build_session()
+        await serve(session, frame_fd)
+        session.shutdown()
+
+    asyncio.run(main())
+    sys.stderr.flush()
+    # An in-flight run is not awaited at EOF (rpc-protocol §2.5): leave without joining tasks.
+    os._exit(0)

@@ -1,0 +1,214 @@
+"""The RPC server: reads frames from stdin, dispatches commands, writes responses and events.
+
+Ordinary commands are handled one at a time, in arrival order, and answered in that
+order. Control frames — ``abort``, ``abort_bash``, ``abort_retry``, host-tool results and
+updates, extension UI responses — take effect at once, even while a long command such as
+``bash`` or ``compact`` is still running (this project's decision, rpc-protocol §2.4).
+
+This module is the single place where exceptions become responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from xcsh import __version__
+from xcsh.coding.errors import CommandError
+from xcsh.coding.session import AgentSession
+from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
+from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
+FrameHandler = Callable[[dict[str, Any]], None]
+
+
+class _NoData:
+    """Sentinel: the command's success response carries no ``data``."""
+
+
+class _Handled:
+    """Sentinel: the handler wrote its own response(s)."""
+
+
+NO_DATA = _NoData()
+HANDLED = _Handled()
+CONTROL_COMMANDS = frozenset({"abort", "abort_bash", "abort_retry"})
+
+
+def _well_formed(frame: dict[str, Any], payload: str) -> bool:
+    body = frame.get(payload)
+    return (
+        isinstance(frame.get("id"), str) and isinstance(body, dict) and isinstance(body.get("content"), list)
+    )
+
+
+class RpcServer:
+    """Serves one :class:`AgentSession` over a frame writer until stdin ends."""
+
+    def __init__(self, session: AgentSession, writer: FrameWriter) -> None:
+        self.session = session
+        self.writer = writer
+        self.handlers: dict[str, Handler] = {}
+        self.on_ui_response: FrameHandler = lambda frame: None
+        self.on_host_tool_result: FrameHandler = lambda frame: None
+        self.on_host_tool_update: FrameHandler = lambda frame: None
+        self.on_eof: list[Callable[[], None]] = []
+        self.after_response: list[Callable[[], None]] = []
+        self._queue: asyncio.Queue[Callable[[], Awaitable[None]] | None] = asyncio.Queue()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._unsubscribe = session.subscribe(self.write)
+
+    # ---- output ------------------------------------------------------------------------
+    def write(self, frame: Any) -> None:
+        self.writer.write(frame)
+
+    def respond(self, command: Any, cid: Any, *, data: Any = NO_DATA, error: str | None = None) -> None:
+        frame: dict[str, Any] = {}
+        if isinstance(cid, str):
+            frame["id"] = cid
+        frame["type"] = "response"
+        frame["command"] = command
+        frame["success"] = error is None
+        if error is not None:
+            frame["error"] = error
+        elif data is not NO_DATA:
+            frame["data"] = data
+        self.write(frame)
+        for callback in list(self.after_response):
+            callback()
+
+    def parse_error(self, message: str) -> None:
+        self.write(
+            {
+                "type": "response",
+                "command": "parse",
+                "success": False,
+                "error": f"Failed to parse command: {message}",
+            }
+        )
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background, keeping a reference until it finishes."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    # ---- input -------------------------------------------------------------------------
+    async def serve(self, reader: StdinReader) -> None:
+        """Process stdin until EOF; returns when the input ends."""
+        self.write({"type": "ready", "version": __version__})
+        worker = asyncio.ensure_future(self._work())
+        splitter = LineSplitter()
+        try:
+            while True:
+                chunk = await reader.queue.get()
+                if chunk is None:
+                    for line in splitter.finish():
+                        self._accept(line)
+                    break
+                for line in splitter.feed(chunk):
+                    self._accept(line)
+            # let commands already received be answered before leaving
+            await self._queue.put(None)
+            await worker
+        finally:
+            worker.cancel()
+            for callback in self.on_eof:
+                callback()
+
+    def _accept(self, line: bytes | OversizedLine) -> None:
+        if isinstance(line, OversizedLine):
+            size = line.size
+            self._enqueue(
+                lambda: self._async(self.parse_error, f"line of {size} bytes exceeds the size limit")
+            )
+            return
+        try:
+            text = decode_line(line)
+        except UnicodeDecodeError as exc:
+            message = f"invalid UTF-8 in input ({exc.reason})"
+            self._enqueue(lambda: self._async(self.parse_error, message))
+            return
+        if text is None:
+            return
+        try:
+            frame = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            detail = str(exc)
+            self._enqueue(lambda: self._async(self.parse_error, detail))
+            return
+        self._dispatch(frame)
+
+    async def _async(self, fn: Callable[[str], None], arg: str) -> None:
+        fn(arg)
+
+    def _enqueue(self, job: Callable[[], Awaitable[None]]) -> None:
+        self._queue.put_nowait(job)
+
+    def _dispatch(self, frame: Any) -> None:
+        if isinstance(frame, dict):
+            kind = frame.get("type")
+            if kind == "extension_ui_response":
+                self.on_ui_response(frame)
+                return
+            if kind == "host_tool_result" and _well_formed(frame, "result"):
+                self.on_host_tool_result(frame)
+                return
+            if kind == "host_tool_update" and _well_formed(frame, "partialResult"):
+                self.on_host_tool_update(frame)
+                return
+            if kind in CONTROL_COMMANDS:
+                self.spawn(self._run_command(frame))
+                return
+        self._enqueue(lambda: self._run_command(frame))
+
+    async def _work(self) -> None:
+        while True:
+            job = await self._queue.get()
+            if job is None:
+                return
+            await job()
+
+    async def _run_command(self, frame: Any) -> None:
+        if frame is None or not isinstance(frame, dict):
+            if frame is None:
+                self.parse_error("Cannot read properties of null (reading 'type')")
+            else:
+                self.write({"type": "response", "success": False, "error": "Unknown command: undefined"})
+            return
+        kind = frame.get("type")
+        handler = self.handlers.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            if "type" not in frame or kind is None:
+                self.write({"type": "response", "success": False, "error": "Unknown command: undefined"})
+            else:
+                shown = kind if isinstance(kind, str) else json.dumps(kind)
+                self.write(
+                    {
+                        "type": "response",
+                        "command": kind,
+                        "success": False,
+                        "error": f"Unknown command: {shown}",
+                    }
+                )
+            return
+        cid = frame.get("id")
+        try:
+            result = await handler(self, frame)
+        except CommandError as exc:
+            self.respond(kind, cid, error=str(exc))
+            return
+        except Exception as exc:  # the one boundary: any failure becomes a parse-error response
+            logger.debug("command %s failed", kind, exc_info=True)
+            self.parse_error(str(exc) or type(exc).__name__)
+            return
+        if result is HANDLED:
+            return
+        self.respond(kind, cid, data=result)

@@ -1,0 +1,112 @@
+"""Shared fixtures: the fake LLM server, an isolated agent dir, and a loopback-only network guard."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xcsh.testing.fake_llm import FakeLLM
+
+PROVIDER_KEY_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "XAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "MISTRAL_API_KEY",
+    "CEREBRAS_API_KEY",
+)
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: Any) -> Any:
+    if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+        host = address[0]
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            ip = ipaddress.ip_address(socket.gethostbyname(host)) if host != "localhost" else None
+        if ip is not None and not ip.is_loopback:
+            raise ConnectionRefusedError(f"test network guard: non-loopback address {host} refused")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _network_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a non-loopback address (a process edge, not our own code)."""
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A started fake LLM server; fails the test if scripted steps are left unconsumed."""
+    server = FakeLLM().start()
+    try:
+        yield server
+        server.assert_complete()
+    finally:
+        server.stop()
+
+
+def fake_models_yml(base_url: str, *, extra_models: str = "") -> str:
+    return f"""providers:
+  fake:
+    baseUrl: {base_url}/v1
+    apiKey: test-key
+    api: openai-completions
+    models:
+      - id: fake-model
+        reasoning: false
+        contextWindow: 128000
+        maxTokens: 4096
+      - id: fake-reasoner
+        reasoning: true
+        thinking: {{ minLevel: minimal, maxLevel: high, mode: effort }}
+        contextWindow: 128000
+        maxTokens: 4096
+{extra_models}"""
+
+
+class Workspace:
+    """The scenario harness's directories and environment (scenarios.md §0.1)."""
+
+    def __init__(self, root: Path, base_url: str) -> None:
+        self.agent = root / "agent"
+        self.proj = root / "proj"
+        self.sess = root / "sessions"
+        for d in (self.agent, self.proj, self.sess):
+            d.mkdir(parents=True, exist_ok=True)
+        (self.agent / "models.yml").write_text(fake_models_yml(base_url))
+        self.env = {
+            k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS and k != "PI_RPC_EMIT_TITLE"
+        }
+        self.env["PI_CODING_AGENT_DIR"] = str(self.agent)
+        self.env["PYTHONUNBUFFERED"] = "1"
+        src = str(Path(__file__).resolve().parents[1] / "src")
+        self.env["PYTHONPATH"] = src + os.pathsep + self.env.get("PYTHONPATH", "")
+
+    def config(self, text: str) -> None:
+        (self.agent / "config.yml").write_text(text)
+
+    @property
+    def python(self) -> str:
+        return sys.executable
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, fake_llm: FakeLLM) -> Workspace:
+    return Workspace(tmp_path, fake_llm.base_url)
+
+
+BASE_ARGS = ["--model", "fake/fake-model", "--no-tools", "--no-session"]
