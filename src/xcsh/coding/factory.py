@@ -117,7 +117,9 @@ def create_session(options: StartupOptions) -> AgentSession:
     else:
         store.append_model_change(model_ref(model), None)
         store.append_thinking_level_change(level)
-    for install in FEATURES:
+    from xcsh.coding.features import installers
+
+    for install in [*installers(), *FEATURES]:
         install(session, options)
     return session
 

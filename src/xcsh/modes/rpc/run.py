@@ -29,6 +29,9 @@ async def serve(session: AgentSession, frame_fd: int) -> None:
 
     server.handlers.update(SESSION_HANDLERS)
     server.handlers.update(EXTRA_HANDLERS)
+    from xcsh.modes.rpc import features
+
+    features.install(server)
     for install in SERVER_INSTALLERS:
         install(server)
     reader = StdinReader(asyncio.get_running_loop())

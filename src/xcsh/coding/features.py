@@ -1,0 +1,22 @@
+"""Feature installers run on every new session (retry, compaction, todos, host tools, …).
+
+Each feature module exposes ``install(session, options)``; add it to ``INSTALLERS``.
+Keeping the list here keeps the session facade and the factory free of feature code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.session import AgentSession
+
+Installer = Callable[["AgentSession", "StartupOptions"], None]
+
+
+def installers() -> list[Installer]:
+    """The installers, imported lazily so start-up only loads what sessions use."""
+    found: list[Installer] = []
+    return found

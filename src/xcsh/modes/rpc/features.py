@@ -1,0 +1,12 @@
+"""RPC-side feature wiring: extra command handlers and server hooks, one line per feature."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import RpcServer
+
+
+def install(server: RpcServer) -> None:
+    """Add every feature's command handlers and frame hooks to ``server``."""
