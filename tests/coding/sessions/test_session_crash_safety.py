@@ -1,0 +1,194 @@
+"""Crash safety of session files: torn tails, killed writers, and one writer per file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xcsh.coding.sessions.lock import SessionLockedError
+from xcsh.coding.sessions.store import SessionStore
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "api": "x",
+        "provider": "fake",
+        "model": "m",
+        "usage": {},
+        "stopReason": "stop",
+        "timestamp": 2,
+    }
+
+
+def assert_valid_jsonl(path: Path) -> list[dict[str, Any]]:
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n")
+    return [json.loads(line) for line in raw.split(b"\n")[:-1]]
+
+
+def make_session(tmp_path: Path, n: int) -> tuple[Path, list[str]]:
+    store = SessionStore.create(tmp_path / "s", tmp_path)
+    ids = [store.append_message(user("q")).get("id", ""), store.append_message(assistant("a")).get("id", "")]
+    ids += [store.append_message(user(f"m{i}"))["id"] for i in range(n)]
+    assert store.path is not None
+    store.close()
+    return store.path, ids
+
+
+def test_torn_last_line_is_truncated_and_complete_entries_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, ids = make_session(tmp_path, 3)
+    complete = path.read_bytes()
+    half = json.dumps({"type": "message", "id": "torn0001", "parentId": ids[-1], "message": user("x" * 50)})
+    path.write_bytes(complete + half[: len(half) // 2].encode())
+
+    with caplog.at_level(logging.WARNING):
+        store = SessionStore.open(path, cwd_for_new=tmp_path)
+    assert [e["id"] for e in store.entries] == ids
+    assert path.read_bytes() == complete
+    assert any("incomplete entry" in r.getMessage() for r in caplog.records)
+    appended = store.append_message(user("after repair"))
+    store.close()
+    lines = assert_valid_jsonl(path)
+    assert [e["id"] for e in lines[1:]] == [*ids, appended["id"]]
+
+
+def test_complete_last_line_missing_its_newline_is_kept(tmp_path: Path) -> None:
+    path, ids = make_session(tmp_path, 1)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    store = SessionStore.open(path, cwd_for_new=tmp_path)
+    assert [e["id"] for e in store.entries] == ids
+    store.append_message(user("next"))
+    store.close()
+    assert len(assert_valid_jsonl(path)) == len(ids) + 2
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from xcsh.coding.sessions.store import SessionStore
+
+    store = SessionStore.create(Path(sys.argv[1]), Path(sys.argv[1]))
+    big = "y" * 400_000  # big lines keep the writer inside write() often, so kills tear lines
+    msg = lambda role, text: {"role": role, "content": [{"type": "text", "text": t} for t in text.split("|")],
+                              "timestamp": 1, "provider": "p", "model": "m", "usage": {}, "stopReason": "stop"}
+    store.append_message(msg("user", "first"))
+    store.append_message(msg("assistant", "answer"))
+    print(store.path, flush=True)
+    i = 0
+    while True:
+        entry = store.append_message(msg("user", f"{i}:{big}|{big}|{big}"))
+        print(entry["id"], flush=True)
+        i += 1
+    """
+)
+
+
+async def test_writer_killed_mid_append_leaves_a_readable_file_losing_no_acknowledged_entry(
+    tmp_path: Path,
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _WRITER, str(tmp_path), stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    acknowledged: list[str] = []
+    async with asyncio.timeout(30):
+        path = Path((await proc.stdout.readline()).decode().strip())
+        while len(acknowledged) < 40:
+            acknowledged.append((await proc.stdout.readline()).decode().strip())
+        proc.send_signal(signal.SIGKILL)
+        rest, _ = await proc.communicate()
+    acknowledged += [line for line in rest.decode().split("\n") if line]
+
+    store = SessionStore.open(path, cwd_for_new=tmp_path)
+    stored = [e["id"] for e in store.entries]
+    store.close()
+    assert set(acknowledged) <= set(stored)
+    lines = assert_valid_jsonl(path)
+    assert [e["id"] for e in lines[1:]] == stored
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from xcsh.coding.sessions.store import SessionStore
+
+    store = SessionStore.open(Path(sys.argv[1]), cwd_for_new=Path(sys.argv[1]).parent)
+    print("locked", flush=True)
+    sys.stdin.readline()
+    store.append_message({"role": "user", "content": "from holder", "timestamp": 1})
+    store.close()
+    print("released", flush=True)
+    """
+)
+
+
+async def test_second_process_cannot_open_a_session_file_held_by_another(tmp_path: Path) -> None:
+    path = tmp_path / "shared.jsonl"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _HOLDER,
+        str(path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    async with asyncio.timeout(15):
+        assert (await proc.stdout.readline()).strip() == b"locked"
+        with pytest.raises(SessionLockedError, match=f"process {proc.pid}"):
+            SessionStore.open(path, cwd_for_new=tmp_path)
+        proc.stdin.write(b"go\n")
+        await proc.stdin.drain()
+        assert (await proc.stdout.readline()).strip() == b"released"
+        assert await proc.wait() == 0
+
+    store = SessionStore.open(path, cwd_for_new=tmp_path)
+    assert [e["message"]["content"] for e in store.entries] == ["from holder"]
+    store.close()
+    assert not (tmp_path / "shared.jsonl.lock").exists()
+
+
+def test_same_file_cannot_be_opened_twice_in_one_process(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    first = SessionStore.open(path, cwd_for_new=tmp_path)
+    with pytest.raises(SessionLockedError, match="already open for writing"):
+        SessionStore.open(path, cwd_for_new=tmp_path)
+    first.close()
+    SessionStore.open(path, cwd_for_new=tmp_path).close()
+
+
+async def test_lock_of_a_killed_holder_is_released_by_the_kernel(tmp_path: Path) -> None:
+    path = tmp_path / "crashed.jsonl"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _HOLDER,
+        str(path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    async with asyncio.timeout(15):
+        assert (await proc.stdout.readline()).strip() == b"locked"
+        proc.kill()
+        await proc.wait()
+    store = SessionStore.open(path, cwd_for_new=tmp_path)  # stale lock file, but no live lock
+    store.close()
