@@ -1,0 +1,477 @@
+"""The model registry: models.yml loading and errors, keys, availability, selectors, scopes, listing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from xcsh.ai.thinking import next_level, resolve_level
+from xcsh.coding.auth import resolve_config_key
+from xcsh.coding.models import (
+    ModelRegistry,
+    ModelResolutionError,
+    ModelsConfigError,
+    format_model_list,
+    model_key,
+)
+
+FAKE_YML = """\
+providers:
+  fake:
+    baseUrl: http://127.0.0.1:8080/v1
+    apiKey: test-key
+    api: openai-completions
+    models:
+      - id: fake-model
+        reasoning: false
+        contextWindow: 128000
+        maxTokens: 4096
+      - id: fake-reasoner
+        reasoning: true
+        thinking: {minLevel: minimal, maxLevel: high, mode: effort}
+"""
+
+NO_LOCAL = {"local"}  # the embedded model's availability depends on what is installed here
+
+
+def registry(
+    tmp_path: Path, yml: str | None = FAKE_YML, env: dict[str, str] | None = None, name: str = "models.yml"
+) -> ModelRegistry:
+    if yml is not None:
+        (tmp_path / name).write_text(yml, encoding="utf-8")
+    return ModelRegistry.load(tmp_path, env=env or {}, disabled_providers=NO_LOCAL)
+
+
+def keys(models: list[dict[str, object]] | list[object]) -> list[str]:
+    return [model_key(m) for m in models]
+
+
+def load_error(tmp_path: Path, yml: str, name: str = "models.yml") -> str:
+    with pytest.raises(ModelsConfigError) as info:
+        registry(tmp_path, yml, name=name)
+    message = str(info.value)
+    assert message.startswith(str(tmp_path / name) + ": ")
+    assert "Traceback" not in message
+    return message
+
+
+# ---- loading --------------------------------------------------------------------------
+def test_custom_models_get_reference_defaults(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    model = reg.find("fake", "fake-reasoner")
+    assert model == {
+        "id": "fake-reasoner",
+        "name": "fake-reasoner",
+        "api": "openai-completions",
+        "provider": "fake",
+        "baseUrl": "http://127.0.0.1:8080/v1",
+        "reasoning": True,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 16384,
+        "thinking": {"minLevel": "minimal", "maxLevel": "high", "mode": "effort"},
+    }
+    assert reg.source == tmp_path / "models.yml"
+
+
+def test_only_fake_models_are_available_without_keys(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    assert keys(reg.available_models()) == ["fake/fake-model", "fake/fake-reasoner"]  # S24
+    assert len(reg.all_models()) > 2
+
+
+def test_custom_models_come_after_the_catalogue_and_before_the_local_model(tmp_path: Path) -> None:
+    models = keys(registry(tmp_path).all_models())
+    assert models.index("fake/fake-model") > models.index("anthropic/claude-sonnet-4-6")
+    assert models[-1] == "local/qwen2.5-coder-1.5b-instruct"
+    assert models[-3:-1] == ["fake/fake-model", "fake/fake-reasoner"]
+
+
+def test_missing_models_file_gives_the_bare_catalogue(tmp_path: Path) -> None:
+    reg = registry(tmp_path, yml=None)
+    assert reg.source is None
+    assert reg.find("fake", "fake-model") is None
+    assert reg.available_models() == []
+    assert reg.default_model() is None
+
+
+def test_models_json_is_read_when_there_is_no_yml(tmp_path: Path) -> None:
+    json_text = (
+        '{"providers": {"j": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",'
+        ' "auth": "none", "models": [{"id": "jm", "name": "JSON model", "input": ["text", "image"]}]}}}'
+    )
+    reg = registry(tmp_path, json_text, name="models.json")
+    model = reg.find("j", "jm")
+    assert model is not None and model["name"] == "JSON model" and model["input"] == ["text", "image"]
+    assert keys(reg.available_models()) == ["j/jm"]
+
+
+def test_model_level_fields_override_provider_level_ones(tmp_path: Path) -> None:
+    yml = """\
+providers:
+  mixed:
+    baseUrl: http://127.0.0.1:1/v1
+    api: openai-completions
+    auth: none
+    headers: {X-Team: core, X-Env: test}
+    compat: {supportsDeveloperRole: true, maxTokensField: max_tokens}
+    models:
+      - id: a
+        api: anthropic-messages
+        headers: {X-Env: model}
+        compat: {maxTokensField: max_completion_tokens}
+        cost: {input: 1.5, output: 6}
+        contextPromotionTarget: mixed/b
+      - id: b
+"""
+    reg = registry(tmp_path, yml)
+    a, b = reg.find("mixed", "a"), reg.find("mixed", "b")
+    assert a is not None and b is not None
+    assert a["api"] == "anthropic-messages" and b["api"] == "openai-completions"
+    assert a["headers"] == {"X-Team": "core", "X-Env": "model"}
+    assert a["compat"] == {"supportsDeveloperRole": True, "maxTokensField": "max_completion_tokens"}
+    assert a["cost"] == {"input": 1.5, "output": 6, "cacheRead": 0, "cacheWrite": 0}
+    assert a["contextPromotionTarget"] == "mixed/b"
+    assert b["headers"] == {"X-Team": "core", "X-Env": "test"}
+
+
+def test_custom_reasoning_model_without_thinking_gets_inferred_thinking(tmp_path: Path) -> None:
+    yml = """\
+providers:
+  r:
+    baseUrl: http://127.0.0.1:1/v1
+    api: openai-completions
+    apiKey: k
+    models:
+      - id: thinker
+        reasoning: true
+      - id: plain
+        thinking: {minLevel: low, maxLevel: high}
+"""
+    reg = registry(tmp_path, yml)
+    thinker, plain = reg.find("r", "thinker"), reg.find("r", "plain")
+    assert thinker is not None and plain is not None
+    assert thinker["thinking"] == {"minLevel": "minimal", "maxLevel": "xhigh", "mode": "effort"}
+    assert "thinking" not in plain  # only reasoning models carry thinking metadata
+
+
+def test_builtin_provider_override_changes_base_url_of_its_catalogue_models(tmp_path: Path) -> None:
+    yml = """\
+providers:
+  openrouter:
+    baseUrl: http://127.0.0.1:9/api/v1
+    headers: {X-Proxy: 'on'}
+"""
+    reg = registry(tmp_path, yml)
+    model = reg.find("openrouter", "openai/gpt-5.4")
+    assert model is not None
+    assert model["baseUrl"] == "http://127.0.0.1:9/api/v1"
+    assert model["headers"] == {"X-Proxy": "on"}
+    assert reg.find("anthropic", "claude-sonnet-4-6")["baseUrl"] == "https://api.anthropic.com"
+
+
+def test_builtin_provider_models_replace_same_id_entries_and_add_new_ones(tmp_path: Path) -> None:
+    yml = """\
+providers:
+  anthropic:
+    apiKey: sk-from-yml
+    models:
+      - id: claude-sonnet-4-6
+        contextWindow: 200000
+      - id: claude-next
+        reasoning: true
+"""
+    reg = registry(tmp_path, yml)
+    sonnet = reg.find("anthropic", "claude-sonnet-4-6")
+    assert sonnet is not None
+    assert sonnet["contextWindow"] == 200000
+    assert sonnet["name"] == "Claude Sonnet 4.6"  # untouched catalogue fields stay
+    assert sonnet["thinking"]["mode"] == "anthropic-adaptive"
+    new = reg.find("anthropic", "claude-next")
+    assert new is not None
+    assert (new["api"], new["baseUrl"]) == ("anthropic-messages", "https://api.anthropic.com")
+    assert keys(reg.all_models()).count("anthropic/claude-sonnet-4-6") == 1
+    assert reg.api_key_for("anthropic") == "sk-from-yml"
+    assert "anthropic/claude-next" in keys(reg.available_models())
+
+
+# ---- broken files ---------------------------------------------------------------------
+def test_yaml_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
+    message = load_error(tmp_path, "providers:\n  fake:\n    baseUrl: [unclosed\n    api: x\n")
+    assert "invalid YAML at line" in message
+    assert "line 4" in message or "line 3" in message
+
+
+def test_json_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
+    message = load_error(tmp_path, '{"providers": {\n  "x": }', name="models.json")
+    assert "invalid JSON at line 2" in message
+
+
+@pytest.mark.parametrize(
+    ("yml", "expected"),
+    [
+        ("- just\n- a list\n", "expected a mapping with a 'providers' key, got a list"),
+        ("providers: [a, b]\n", "'providers' must be a mapping"),
+        ("providers:\n  p: 3\n", "providers.p must be a mapping, got a number"),
+        (
+            "providers:\n  p:\n    api: openai-completions\n    apiKey: k\n    models: [{id: m}]\n",
+            'providers.p: "baseUrl" is required',
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h/v1\n    apiKey: k\n    models: [{id: m}]\n",
+            'providers.p.models[0] (m): no "api" specified',
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h/v1\n    api: openai-completions\n    models: [{id: m}]\n",
+            '"apiKey" is required when defining custom models unless auth is "none"',
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n    models: [{name: m}]\n",
+            'providers.p.models[0]: "id" is required',
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, contextWindow: lots}]\n",
+            "providers.p.models[0].contextWindow must be a positive integer, got 'lots'",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n    models: [{id: m, maxTokens: 0}]\n",
+            "providers.p.models[0].maxTokens must be a positive integer",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, reasoning: maybe}]\n",
+            "providers.p.models[0].reasoning must be true or false",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n    models: [{id: m, input: [audio]}]\n",
+            "providers.p.models[0].input must be a non-empty list",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, thinking: {minLevel: high, maxLevel: low}}]\n",
+            "minLevel high is above maxLevel low",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, cost: {input: free}}]\n",
+            "providers.p.models[0].cost.input must be a non-negative number",
+        ),
+        ("providers:\n  p:\n    auth: maybe\n", "providers.p.auth must be 'apiKey' or 'none'"),
+        (
+            "providers:\n  p:\n    baseUrl: 42\n",
+            "providers.p.baseUrl must be a non-empty string, got a number",
+        ),
+        ("providers:\n  p:\n    models: {id: m}\n", "providers.p.models must be a list"),
+        ("providers:\n  p: {}\n", "providers.p: nothing to configure"),
+    ],
+)
+def test_invalid_config_is_reported_with_the_offending_field(tmp_path: Path, yml: str, expected: str) -> None:
+    assert expected in load_error(tmp_path, yml)
+
+
+def test_empty_file_is_not_an_error(tmp_path: Path) -> None:
+    assert registry(tmp_path, "").find("fake", "fake-model") is None
+
+
+# ---- keys -----------------------------------------------------------------------------
+def test_key_order_is_runtime_then_environment_then_models_yml(tmp_path: Path) -> None:
+    yml = "providers:\n  openai:\n    apiKey: from-yml\n"
+    reg = registry(tmp_path, yml, env={"OPENAI_API_KEY": "from-env"})
+    assert reg.api_key_for("openai") == "from-env"
+    reg.set_runtime_api_key("openai", "from-flag")
+    assert reg.api_key_for("openai") == "from-flag"
+    assert registry(tmp_path, yml, env={}).api_key_for("openai") == "from-yml"
+
+
+def test_models_yml_api_key_may_name_an_environment_variable(tmp_path: Path) -> None:
+    yml = FAKE_YML.replace("apiKey: test-key", "apiKey: FAKE_SERVICE_KEY")
+    assert registry(tmp_path, yml, env={"FAKE_SERVICE_KEY": "secret"}).api_key_for("fake") == "secret"
+    unset = registry(tmp_path, yml, env={})
+    assert unset.api_key_for("fake") is None  # an unset variable name is never sent as the key
+    assert unset.available_models() == []
+
+
+def test_config_key_resolution_rules() -> None:
+    assert resolve_config_key("sk-literal", {}) == "sk-literal"
+    assert resolve_config_key("MY_KEY", {"MY_KEY": "v"}) == "v"
+    assert resolve_config_key("MY_KEY", {}) is None
+    assert resolve_config_key("lowercase_name", {}) == "lowercase_name"
+
+
+def test_google_models_become_available_with_either_google_variable(tmp_path: Path) -> None:
+    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        reg = registry(tmp_path, yml=None, env={variable: "g"})
+        providers = {m["provider"] for m in reg.available_models()}
+        assert providers == {"google"}
+        assert reg.api_key_for("google") == "g"
+
+
+def test_runtime_key_makes_a_provider_available(tmp_path: Path) -> None:
+    reg = registry(tmp_path, yml=None)
+    assert reg.default_model() is None
+    reg.set_runtime_api_key("anthropic", "sk-runtime")
+    default = reg.default_model()
+    assert default is not None and default["provider"] == "anthropic"
+
+
+def test_keyless_custom_provider_is_available_and_has_no_key(tmp_path: Path) -> None:
+    yml = "providers:\n  k:\n    baseUrl: http://127.0.0.1:1/v1\n    api: openai-completions\n    auth: none\n    models: [{id: m}]\n"
+    reg = registry(tmp_path, yml)
+    assert keys(reg.available_models()) == ["k/m"]
+    assert reg.is_keyless("k")
+    assert reg.api_key_for("k") is None
+
+
+def test_disabled_provider_is_never_available(tmp_path: Path) -> None:
+    (tmp_path / "models.yml").write_text(FAKE_YML)
+    reg = ModelRegistry.load(tmp_path, env={"OPENAI_API_KEY": "k"}, disabled_providers={"fake", "local"})
+    assert {m["provider"] for m in reg.available_models()} == {"openai"}
+
+
+def test_default_model_is_the_first_available_in_registry_order(tmp_path: Path) -> None:
+    reg = registry(tmp_path, env={"GROQ_API_KEY": "g"})
+    default = reg.default_model()
+    assert default is not None and default["provider"] == "groq"
+    assert registry(tmp_path).default_model()["id"] == "fake-model"
+
+
+# ---- resolution -----------------------------------------------------------------------
+def test_provider_slash_id_resolves_exactly(tmp_path: Path) -> None:
+    model, level = registry(tmp_path).resolve("fake/fake-reasoner")
+    assert (model_key(model), level) == ("fake/fake-reasoner", None)
+
+
+def test_level_suffix_is_split_off_when_it_is_a_valid_level(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    model, level = reg.resolve("fake/fake-reasoner:high")
+    assert (model["id"], level) == ("fake-reasoner", "high")
+    model, level = reg.resolve("fake-model:off")
+    assert (model["id"], level) == ("fake-model", "off")
+    with pytest.raises(ModelResolutionError, match='Model "fake-model:turbo" not found'):
+        reg.resolve("fake-model:turbo")
+
+
+def test_ids_containing_colons_match_before_a_level_is_split_off(tmp_path: Path) -> None:
+    yml = "providers:\n  c:\n    baseUrl: http://127.0.0.1:1/v1\n    api: openai-completions\n    auth: none\n    models: [{id: 'coder:high'}, {id: coder}]\n"
+    reg = registry(tmp_path, yml)
+    assert reg.resolve("c/coder:high")[0]["id"] == "coder:high"
+    assert reg.resolve("c/coder:low") == (reg.find("c", "coder"), "low")
+
+
+def test_bare_id_and_fuzzy_patterns_are_case_insensitive(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    assert reg.resolve("FAKE-REASONER")[0]["id"] == "fake-reasoner"
+    assert reg.resolve("Reasoner")[0]["id"] == "fake-reasoner"
+    assert reg.resolve("claude sonnet 4.6")[0]["id"] == "claude-sonnet-4-6"  # matches the display name
+
+
+def test_exact_id_wins_over_a_substring_match(tmp_path: Path) -> None:
+    reg = registry(tmp_path, env={"OPENAI_API_KEY": "k"})
+    assert model_key(reg.resolve("gpt-5")[0]) == "openai/gpt-5"
+    assert model_key(reg.resolve("o3")[0]) == "openai/o3"
+
+
+def test_fuzzy_match_prefers_available_models(tmp_path: Path) -> None:
+    unkeyed = registry(tmp_path)
+    assert unkeyed.resolve("gpt-5.4")[0]["provider"] == "openai"  # registry order when nothing is keyed
+    keyed = registry(tmp_path, env={"OPENROUTER_API_KEY": "k"})
+    assert model_key(keyed.resolve("5.4-mini")[0]) == "openrouter/openai/gpt-5.4-mini"
+    assert model_key(keyed.resolve("gpt-5.4-mini")[0]) == "openai/gpt-5.4-mini"  # an exact id still wins
+
+
+def test_slash_ids_of_aggregators_resolve_exactly(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    model, _ = reg.resolve("anthropic/claude-sonnet-4.6")  # not Anthropic's own id: OpenRouter's
+    assert model_key(model) == "openrouter/anthropic/claude-sonnet-4.6"
+    assert model_key(reg.resolve("anthropic/sonnet-4-6")[0]) == "anthropic/claude-sonnet-4-6"
+
+
+def test_provider_option_restricts_the_search_case_insensitively(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    assert model_key(reg.resolve("gpt-5.4", provider="OpenRouter")[0]) == "openrouter/openai/gpt-5.4"
+    assert model_key(reg.resolve("fake/fake-model", provider="fake")[0]) == "fake/fake-model"
+
+
+def test_unknown_provider_gives_the_reference_message(tmp_path: Path) -> None:
+    with pytest.raises(ModelResolutionError) as info:
+        registry(tmp_path).resolve("fake-model", provider="nope")
+    assert str(info.value) == 'Unknown provider "nope". Use --list-models to see available providers/models.'
+
+
+def test_unknown_model_gives_a_clear_message(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    with pytest.raises(ModelResolutionError) as info:
+        reg.resolve("no-such-model")
+    assert str(info.value) == 'Model "no-such-model" not found. Use --list-models to see available models.'
+    with pytest.raises(ModelResolutionError, match='Model "fake/zzz" not found'):
+        reg.resolve("zzz", provider="fake")
+    with pytest.raises(ModelResolutionError):
+        reg.resolve("   ")
+
+
+def test_resolved_level_is_then_clamped_by_the_thinking_rules(tmp_path: Path) -> None:
+    model, level = registry(tmp_path).resolve("fake/fake-reasoner:xhigh")
+    assert level == "xhigh"
+    assert resolve_level(model, level) == "high"
+
+
+# ---- scoped models (--models) ----------------------------------------------------------
+def test_scope_keeps_pattern_order_levels_and_only_available_models(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    scoped = reg.resolve_scope(["fake-reasoner:low", "fake/fake-model", "claude-sonnet-4-6"])
+    assert [(model_key(m), lvl) for m, lvl in scoped] == [
+        ("fake/fake-reasoner", "low"),
+        ("fake/fake-model", None),
+    ]
+
+
+def test_scope_accepts_globs_commas_and_drops_duplicates(tmp_path: Path) -> None:
+    reg = registry(tmp_path, env={"ANTHROPIC_API_KEY": "k"})
+    scoped = reg.resolve_scope(["fake/*:medium,claude-opus-4-6", "*reasoner", "nothing-matches-this"])
+    assert [(model_key(m), lvl) for m, lvl in scoped] == [
+        ("fake/fake-model", "medium"),
+        ("fake/fake-reasoner", "medium"),
+        ("anthropic/claude-opus-4-6", None),
+    ]
+
+
+def test_scoped_cycling_order_and_each_models_own_level(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    scoped = reg.resolve_scope(["fake-model", "fake-reasoner:xhigh"])
+    # cycle_model walks the scoped list forward, applying each model's own (resolved) level
+    walk = [scoped[(i + 1) % len(scoped)] for i in range(3)]
+    effective = [(m["id"], resolve_level(m, lvl)) for m, lvl in walk]
+    assert effective == [("fake-reasoner", "high"), ("fake-model", None), ("fake-reasoner", "high")]
+    reasoner = walk[0][0]
+    assert next_level(reasoner, "high") == "off"
+
+
+# ---- --list-models ---------------------------------------------------------------------
+def test_model_list_shows_available_models_in_a_table(tmp_path: Path) -> None:
+    table = format_model_list(registry(tmp_path).available_models())
+    lines = table.splitlines()
+    assert lines[0].split() == ["provider", "model", "context", "max-out", "thinking", "images"]
+    assert lines[1].split() == ["fake", "fake-model", "128K", "4.1K", "-", "no"]
+    assert lines[2].split() == ["fake", "fake-reasoner", "128K", "16K", "minimal,low,medium,high", "no"]
+    assert len(lines) == 3
+    assert lines[1].index("fake-model") == lines[0].index("model")  # columns are aligned
+
+
+def test_model_list_filters_by_fuzzy_pattern(tmp_path: Path) -> None:
+    models = registry(tmp_path, env={"ANTHROPIC_API_KEY": "k"}).available_models()
+    table = format_model_list(models, "fake reas")
+    assert [line.split()[:2] for line in table.splitlines()[1:]] == [["fake", "fake-reasoner"]]
+    # every token must appear as an in-order character sequence of "provider id"
+    opus = format_model_list(models, "anth claude-opus-4-6")
+    assert [line.split()[1] for line in opus.splitlines()[1:]] == ["claude-opus-4-6"]
+    assert "1.0M" in opus  # Opus 4.6 has a million-token window
+    assert format_model_list(models, "zzzz") == 'No models matching "zzzz"'
+
+
+def test_model_list_without_models_says_how_to_add_keys() -> None:
+    message = format_model_list([])
+    assert message.startswith("No models available.")
+    assert "ANTHROPIC_API_KEY" in message and "models.yml" in message
