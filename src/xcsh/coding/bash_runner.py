@@ -219,7 +219,7 @@ async def run_shell_process(
     reader = asyncio.StreamReader(limit=1 << 20)
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader),
-        open(read_fd, "rb", buffering=0),  # noqa: ASYNC230, SIM115 - a pipe fd; the transport owns and closes it
+        open(read_fd, "rb", buffering=0),  # noqa: SIM115 - a pipe fd; the transport owns and closes it
     )
 
     async def pump() -> None:

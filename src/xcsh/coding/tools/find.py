@@ -4,9 +4,10 @@ Contract:
 
 - ``pattern`` is a glob that may start with a path (``src/**/*.py``, ``~/x/*.md``,
   ``/abs/dir/*.ts``); the leading components without glob characters are the
-  directory searched. A glob without ``/`` matches file names at any depth
+  directory searched. A pattern without ``/`` matches file names at any depth
   (``*.py`` finds every Python file); one with ``/`` matches the path relative to
-  that directory (``**`` spans directories, ``{a,b}`` alternatives are supported).
+  its leading directory (``src/*.ts``: direct children only; ``**`` spans
+  directories; ``{a,b}`` alternatives are supported).
   Several patterns may be given separated by commas (outside braces).
 - Files are listed with ripgrep (``rg --files``), which honours ``.gitignore``
   (also outside git repositories) and skips ``.git``; without ripgrep a Python
@@ -277,7 +278,7 @@ async def find_files(
             found[base] = None
             continue
         regex = glob_to_regex(glob)
-        by_name = "/" not in glob
+        by_name = "/" not in single  # a bare name glob matches at any depth; with a path it is anchored
         for path in await list_files(base, hidden=hidden, signal=signal, rg=rg):
             subject = path.name if by_name else path.relative_to(base).as_posix()
             if regex.match(subject):

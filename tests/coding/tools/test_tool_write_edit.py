@@ -1,0 +1,160 @@
+"""The write and edit tools on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xcsh.agent.types import AgentToolResult
+from xcsh.coding.tools import ToolError, create_edit_tool, create_write_tool
+from xcsh.coding.tools.edit_match import closest_window, first_changed_line, replace_text
+
+
+async def _write(cwd: Path, **args: Any) -> AgentToolResult:
+    return await create_write_tool(cwd).execute("c1", args, None, lambda _: None)
+
+
+async def _edit(cwd: Path, *edits: dict[str, Any]) -> AgentToolResult:
+    return await create_edit_tool(cwd).execute("c1", {"edits": list(edits)}, None, lambda _: None)
+
+
+def _text(result: AgentToolResult) -> str:
+    block = result["content"][0]
+    assert block["type"] == "text"
+    return block["text"]
+
+
+async def test_write_creates_parent_directories_and_reports_character_count(tmp_path: Path) -> None:
+    result = await _write(tmp_path, path="a/b/c.txt", content="héllo\n")
+    assert _text(result) == "Successfully wrote 6 bytes to a/b/c.txt"
+    assert (tmp_path / "a/b/c.txt").read_bytes() == "héllo\n".encode()
+
+
+async def test_write_overwrites_and_keeps_line_endings_exactly(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("old")
+    await _write(tmp_path, path="f.txt", content="x\r\ny\n")
+    assert (tmp_path / "f.txt").read_bytes() == b"x\r\ny\n"
+
+
+async def test_write_to_a_directory_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(ToolError, match="is a directory"):
+        await _write(tmp_path, path="d", content="x")
+
+
+def test_write_and_edit_are_exclusive_and_not_abortable(tmp_path: Path) -> None:
+    for tool in (create_write_tool(tmp_path), create_edit_tool(tmp_path)):
+        assert (tool.concurrency, tool.abortable) == ("exclusive", False)
+        assert tool.parameters["additionalProperties"] is False
+    items = create_edit_tool(tmp_path).parameters["properties"]["edits"]["items"]
+    assert items["required"] == ["path", "old_text", "new_text"]
+
+
+async def test_edit_replaces_a_unique_match_and_returns_a_diff(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    result = await _edit(tmp_path, {"path": "m.py", "old_text": "    return 2", "new_text": "    return 3"})
+    assert (tmp_path / "m.py").read_text() == "def f():\n    return 1\n\n\ndef g():\n    return 3\n"
+    assert _text(result) == "Edited m.py: 1 replacement, +1 -1 lines."
+    details = result["details"]
+    assert details["firstChangedLine"] == 6
+    assert "-    return 2\n" in details["diff"] and "+    return 3\n" in details["diff"]
+    assert details["diff"].startswith("--- a/m.py\n+++ b/m.py\n")
+
+
+async def test_edit_refuses_an_ambiguous_match_and_counts_occurrences(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x = 1\nx = 1\nx = 1\n")
+    with pytest.raises(ToolError, match=r"Found 3 occurrences of the text in f\.txt"):
+        await _edit(tmp_path, {"path": "f.txt", "old_text": "x = 1", "new_text": "x = 2"})
+    assert (tmp_path / "f.txt").read_text() == "x = 1\nx = 1\nx = 1\n"
+
+
+async def test_edit_all_replaces_every_occurrence(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x = 1\nx = 1\n")
+    result = await _edit(tmp_path, {"path": "f.txt", "old_text": "x = 1", "new_text": "x = 2", "all": True})
+    assert (tmp_path / "f.txt").read_text() == "x = 2\nx = 2\n"
+    assert _text(result).startswith("Edited f.txt: 2 replacements")
+
+
+async def test_edit_tolerates_indentation_differences_and_reindents(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("class A:\n    def f(self):\n        return  1\n")
+    old = "def f(self):\n    return 1\n"
+    new = "def f(self):\n    return 2\n"
+    result = await _edit(tmp_path, {"path": "f.py", "old_text": old, "new_text": new})
+    assert (tmp_path / "f.py").read_text() == "class A:\n    def f(self):\n        return 2\n"
+    assert "whitespace" in _text(result)
+
+
+async def test_edit_not_found_names_the_closest_lines(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("import os\n\ndef compute(a, b):\n    return a + b\n")
+    with pytest.raises(ToolError) as info:
+        await _edit(
+            tmp_path, {"path": "f.py", "old_text": "def compute(a, c):\n    return a * c", "new_text": "x"}
+        )
+    assert str(info.value) == (
+        "Could not find the text in f.py. The closest match is lines 3-4:\ndef compute(a, b):\n    return a + b"
+    )
+
+
+async def test_edit_validates_every_edit_before_writing_any_file(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    with pytest.raises(ToolError, match=r"edits\[1\] failed, so no file was changed"):
+        await _edit(
+            tmp_path,
+            {"path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"},
+            {"path": "b.txt", "old_text": "gamma", "new_text": "GAMMA"},
+        )
+    assert (tmp_path / "a.txt").read_text() == "alpha\n"
+
+
+async def test_edits_to_one_file_apply_in_order(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("one two\n")
+    await _edit(
+        tmp_path,
+        {"path": "f.txt", "old_text": "one", "new_text": "three"},
+        {"path": "f.txt", "old_text": "three two", "new_text": "done"},
+    )
+    assert (tmp_path / "f.txt").read_text() == "done\n"
+
+
+async def test_edit_preserves_crlf_and_bom(tmp_path: Path) -> None:
+    (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfa\r\nb\r\nc\r\n")
+    await _edit(tmp_path, {"path": "w.txt", "old_text": "a\nb\n", "new_text": "a\nB\n"})
+    assert (tmp_path / "w.txt").read_bytes() == b"\xef\xbb\xbfa\r\nB\r\nc\r\n"
+
+
+async def test_edit_of_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match=r"File not found: gone\.txt"):
+        await _edit(tmp_path, {"path": "gone.txt", "old_text": "a", "new_text": "b"})
+
+
+async def test_edit_with_identical_texts_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a\n")
+    with pytest.raises(ToolError, match="identical"):
+        await _edit(tmp_path, {"path": "f.txt", "old_text": "a", "new_text": "a"})
+
+
+def test_fuzzy_matches_that_are_ambiguous_are_rejected() -> None:
+    content = "if x:\n    go()\nif x:\n    go()\n"
+    with pytest.raises(ToolError, match="Found 2 places"):
+        replace_text(content, "if x:\n  go()", "stop()", path="f", replace_all=False)
+
+
+def test_fuzzy_match_replaces_whole_lines_including_trailing_newline() -> None:
+    result = replace_text("a\n  b   c\nd\n", "b c\n", "", path="f", replace_all=False)
+    assert (result.content, result.fuzzy) == ("a\nd\n", True)
+
+
+def test_dissimilar_text_does_not_match_fuzzily() -> None:
+    with pytest.raises(ToolError, match="Could not find"):
+        replace_text("value = 10\n", "value = 99\n", "x", path="f", replace_all=False)
+
+
+def test_first_changed_line_and_closest_window() -> None:
+    assert first_changed_line("a\nb\nc", "a\nB\nc") == 2
+    assert first_changed_line("a\n", "a\nb\n") == 2
+    assert first_changed_line("same", "same") is None
+    assert closest_window("", "x") is None
+    assert closest_window("one\ntwo\nthree\n", "tw0") == (2, 2, "two")
