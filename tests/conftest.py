@@ -93,6 +93,8 @@ class Workspace:
         }
         self.env["PI_CODING_AGENT_DIR"] = str(self.agent)
         self.env["PYTHONUNBUFFERED"] = "1"
+        # the embedded local model may be installed in the dev venv; scenarios assume only "fake"
+        self.env["XCSH_DISABLED_PROVIDERS"] = "local"
         src = str(Path(__file__).resolve().parents[1] / "src")
         self.env["PYTHONPATH"] = src + os.pathsep + self.env.get("PYTHONPATH", "")
 

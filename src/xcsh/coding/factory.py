@@ -72,8 +72,10 @@ FEATURES: list[FeatureInstaller] = []
 def create_session(options: StartupOptions) -> AgentSession:
     """Resolve models, settings, the session store and tools, then build the session."""
     try:
-        registry = ModelRegistry.load(options.agent_dir, env=options.env)
         settings = Settings.load(options.agent_dir, options.cwd)
+        registry = ModelRegistry.load(
+            options.agent_dir, env=options.env, disabled_providers=disabled_providers(settings, options.env)
+        )
     except (ModelsConfigError, SettingsError) as exc:
         raise StartupError(str(exc)) from exc
     if options.rpc_mode:
@@ -122,6 +124,14 @@ def create_session(options: StartupOptions) -> AgentSession:
     for install in [*installers(), *FEATURES]:
         install(session, options)
     return session
+
+
+def disabled_providers(settings: Settings, env: Mapping[str, str]) -> list[str]:
+    """Providers turned off by the ``disabledProviders`` setting or ``XCSH_DISABLED_PROVIDERS`` (comma list)."""
+    configured = settings.get("disabledProviders") or []
+    names = [str(n) for n in configured] if isinstance(configured, list) else []
+    names += [n.strip() for n in env.get("XCSH_DISABLED_PROVIDERS", "").split(",") if n.strip()]
+    return names
 
 
 def _session_dir(options: StartupOptions) -> Path:
