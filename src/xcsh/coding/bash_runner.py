@@ -22,6 +22,13 @@ directory with the saved exported environment and, on exit (an EXIT trap), saves
 ``pwd`` and ``env -0`` to a private state directory. So ``cd`` and ``export``
 persist; unexported shell variables, functions and aliases do not, and a command
 that replaces the shell (``exec``) or installs its own EXIT trap does not save state.
+
+Results: ``BashRunResult.output`` is the retained text prefixed by
+``[Command cancelled]\n`` or ``[Command timed out after N seconds]\n`` when so; the
+line/byte counts include that prefix. ``bash_result_wire`` gives the §5.8 dict
+(``exitCode`` omitted when None; ``newCwd`` only when the command changed the
+directory, so a plain ``echo`` matches S42 exactly). ``bash_execution_message`` and
+``bash_execution_to_text`` build the recorded message and the model's view (§10.2-3).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 
 from xcsh.agent.types import AgentToolResult
 from xcsh.ai.abort import AbortController, AbortSignal
-from xcsh.coding.tools import ToolError, create_bash_tool
+from xcsh.coding.tools import ToolAbortedError, ToolError, create_bash_tool
 from xcsh.coding.tools.bash import clamp_timeout
 
 
@@ -68,7 +68,7 @@ async def test_abort_kills_the_process_group_and_raises(tmp_path: Path) -> None:
         controller.abort()
 
     tool = create_bash_tool(tmp_path)
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(ToolAbortedError) as info:
         async with asyncio.timeout(5):
             await tool.execute(
                 "c1", {"command": "sleep 30 & echo child=$!; wait"}, controller.signal, on_update

@@ -153,3 +153,16 @@ def test_grep_tool_schema_and_class(tmp_path: Path) -> None:
     assert (tool.name, tool.concurrency) == ("grep", "shared")
     assert tool.parameters["required"] == ["pattern"]
     assert tool.parameters["additionalProperties"] is False
+
+
+@pytest.mark.skipif(find_ripgrep() is None, reason="rg not installed")
+async def test_aborted_search_raises_tool_aborted_error(tmp_path: Path) -> None:
+    from xcsh.ai.abort import AbortController
+    from xcsh.coding.tools import ToolAbortedError
+
+    (tmp_path / "f.txt").write_text("needle\n")
+    controller = AbortController()
+    controller.abort()
+    tool = create_grep_tool(tmp_path)
+    with pytest.raises(ToolAbortedError):
+        await tool.execute("c1", {"pattern": "needle"}, controller.signal, lambda _: None)

@@ -37,7 +37,7 @@ from xcsh.coding.bash_runner import (
     run_shell_process,
     shell_environment,
 )
-from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import format_size, tail_bytes
 
@@ -206,7 +206,10 @@ def create_bash_tool(
         if not run_dir.is_dir():
             raise ToolError(f"Working directory not found: {display_path(cwd, run_dir)}")
         extra = dict(environment or {})
-        for name, value in (args.get("env") or {}).items():
+        env_arg = args.get("env") or {}
+        if not isinstance(env_arg, dict):
+            raise ToolError("env must be an object mapping variable names to string values")
+        for name, value in env_arg.items():
             if not _ENV_NAME_RE.match(str(name)):
                 raise ToolError(f"Invalid environment variable name: {name!r}")
             extra[str(name)] = str(value)
@@ -234,7 +237,7 @@ def create_bash_tool(
         if outcome.timed_out:
             raise ToolError(f"{text}\n\n[Command timed out after {_seconds(timeout_s)} seconds]")
         if outcome.aborted:
-            raise ToolError(f"{text}\n\nCommand aborted")
+            raise ToolAbortedError(f"{text}\n\nCommand aborted")
         code = outcome.exit_code
         if code is not None and code < 0:
             raise ToolError(f"{text}\n\nCommand was killed by signal {-code}")
