@@ -98,7 +98,8 @@ def _list_models(directory: Path, pattern: str | None) -> int:
     except ModelsConfigError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
-    sys.stdout.write(format_model_list(registry.available_models(), pattern))
+    listing = format_model_list(registry.available_models(), pattern)
+    sys.stdout.write(listing if listing.endswith("\n") else listing + "\n")
     if not sys.stdout.isatty():
         sys.stdout.flush()
     return 0
