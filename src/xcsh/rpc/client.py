@@ -409,9 +409,13 @@ class RpcClient:
 
 
 def _loads(text: str) -> Frame:
+    """Parse one stdout line; anything that is not a JSON object is kept as an ``invalid`` frame."""
     import json
 
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return {"type": "invalid", "raw": text}
     return value if isinstance(value, dict) else {"type": "invalid", "value": value}
 
 
