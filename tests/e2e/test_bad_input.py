@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from conftest import BASE_ARGS, Workspace
-
 from xcsh.rpc.client import RpcClient
 
 UNDEFINED = {"type": "response", "success": False, "error": "Unknown command: undefined"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ async def test_s52_session_file_is_created_lazily_with_header_and_chained_entrie
     )
     assert entries[1]["thinkingLevel"] is None
     assert [e["message"]["role"] for e in entries[2:]] == ["user", "assistant"]
-    for previous, entry in zip(entries, entries[1:], strict=False):
+    for previous, entry in itertools.pairwise(entries):
         assert entry["parentId"] == previous["id"]
     assert len({e["id"] for e in entries}) == len(entries)
 
