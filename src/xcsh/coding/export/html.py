@@ -1,0 +1,397 @@
+"""Self-contained, script-free-to-read HTML export of a session (agent-behaviour §11, project decision).
+
+The page is rendered here, in Python: a header (name, date, models, counts,
+tokens, cost, system prompt, tools), a sidebar tree of every entry with CSS-only
+filters, the current branch, then any other branches. A Content-Security-Policy
+meta tag forbids every script except the page's own small search script, admitted
+by its hash, and every image except ``data:`` ones; session content is always
+escaped. The session data is embedded inertly as ``application/json``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # types-Pygments is not a dev dependency
+
+from xcsh.coding.export.render import CLASS_PREFIX, esc, highlight_code, markdown, message_parts
+from xcsh.coding.sessions.context import message_text, path_to, session_stats
+from xcsh.coding.sessions.entries import SessionEntry
+
+if TYPE_CHECKING:
+    from xcsh.coding.sessions.store import SessionStore
+
+_SEARCH_SCRIPT = (
+    "(()=>{document.documentElement.dataset.js='1';"
+    "const q=document.getElementById('tree-search');if(!q)return;q.hidden=false;"
+    "const nodes=[...document.querySelectorAll('.tree a.node')];"
+    "const text=n=>{const t=document.getElementById(n.getAttribute('href').slice(1));"
+    "return ((t?t.textContent:'')+' '+n.textContent).toLowerCase();};"
+    "q.addEventListener('input',()=>{const v=q.value.trim().toLowerCase();"
+    "for(const n of nodes){n.parentElement.classList.toggle('no-match',!!v&&!text(n).includes(v));}});})();"
+)
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SEARCH_SCRIPT.encode()).digest()).decode()
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'; "
+    "base-uri 'none'; form-action 'none'"
+)
+_META_TYPES = {
+    "model_change": "Model",
+    "thinking_level_change": "Thinking level",
+    "service_tier_change": "Service tier",
+    "mode_change": "Mode",
+    "label": "Label",
+    "custom": "Extension data",
+    "ttsr_injection": "Rules injected",
+    "mcp_tool_selection": "MCP tools",
+    "session_init": "Session init",
+    "context_change": "Context",
+}
+_ROLE_LABELS = {
+    "developer": "Developer",
+    "bashExecution": "Bash",
+    "pythonExecution": "Python",
+    "custom": "Custom",
+    "fileMention": "Files",
+}
+_FILTERS = (
+    ("default", "Default"),
+    ("no-tools", "No tools"),
+    ("user", "User"),
+    ("labeled", "Labeled"),
+    ("all", "All"),
+)
+
+
+def _pygments_css() -> str:
+    scopes = ["pre.code", ".md pre"]
+    light = HtmlFormatter(style="default", classprefix=CLASS_PREFIX).get_style_defs(scopes)
+    dark = HtmlFormatter(style="github-dark", classprefix=CLASS_PREFIX).get_style_defs(scopes)
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}"
+
+
+def _stylesheet() -> str:
+    own = resources.files("xcsh.coding.export").joinpath("viewer.css").read_text(encoding="utf-8")
+    return f"{_pygments_css()}\n{own}"
+
+
+def _json_for_script(data: object) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+# --------------------------------------------------------------------------- entries
+
+
+def _entry_kind(entry: SessionEntry) -> tuple[str, str]:
+    """``(filter class, short label)`` of an entry for the tree."""
+    kind = entry.get("type")
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else None
+    if kind == "message" and message is not None:
+        role = message.get("role")
+        if role == "user":
+            return "k-user", "User"
+        if role == "assistant":
+            return "k-assistant", "Assistant"
+        if role == "toolResult":
+            return "k-tool", f"Result {message.get('toolName', '')}"
+        return "k-msg", _ROLE_LABELS.get(str(role), str(role))
+    if kind == "custom_message":
+        return "k-msg", f"Custom {entry.get('customType', '')}"
+    if kind == "compaction":
+        return "k-msg", "Compaction"
+    if kind == "branch_summary":
+        return "k-msg", "Branch summary"
+    return "k-meta", _META_TYPES.get(str(kind), str(kind))
+
+
+def _snippet(entry: SessionEntry) -> str:
+    message = entry.get("message")
+    text = ""
+    if isinstance(message, dict):
+        text = message_text(message)
+        if not text and message.get("role") == "assistant":
+            calls = [
+                b.get("name", "")
+                for b in message.get("content") or []
+                if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+            text = ", ".join(str(c) for c in calls)
+        text = text or str(message.get("command") or message.get("summary") or "")
+    elif entry.get("type") in ("compaction", "branch_summary"):
+        text = str(entry.get("shortSummary") or entry.get("summary") or "")
+    elif entry.get("type") == "custom_message":
+        content = entry.get("content")
+        text = content if isinstance(content, str) else message_text({"content": content})
+    else:
+        for key in ("model", "thinkingLevel", "serviceTier", "mode", "label", "customType"):
+            if key in entry:
+                text = str(entry[key])
+                break
+    text = " ".join(text.split())
+    return text[:80] + "…" if len(text) > 80 else text
+
+
+def _meta_body(entry: SessionEntry) -> str:
+    kind = str(entry.get("type"))
+    label = _META_TYPES.get(kind, kind)
+    value = _snippet(entry)
+    details = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
+    dump = highlight_code(json.dumps(details, indent=2, ensure_ascii=False), "json")
+    return (
+        f'<details class="meta-line"><summary>{esc(label)}'
+        f"{': ' + esc(value) if value else ''}</summary>{dump}</details>"
+    )
+
+
+def _entry_body(entry: SessionEntry) -> tuple[str, str, str]:
+    kind = entry.get("type")
+    if kind == "message" and isinstance(entry.get("message"), dict):
+        return message_parts(entry["message"])
+    if kind == "custom_message":
+        return message_parts({**entry, "role": "custom"})
+    if kind == "compaction":
+        tokens = entry.get("tokensBefore")
+        body = (
+            f'<details class="fold"><summary>Summary of earlier conversation ({esc(tokens)} tokens before)'
+            f"</summary>{markdown(str(entry.get('summary', '')))}</details>"
+        )
+        return "Compaction", "summary", body
+    if kind == "branch_summary":
+        return "Branch summary", "summary", markdown(str(entry.get("summary", "")))
+    return "", "meta", _meta_body(entry)
+
+
+def _render_entry(entry: SessionEntry, anchor: str, labels: Mapping[str, str]) -> str:
+    label, css, body = _entry_body(entry)
+    badge = labels.get(str(entry.get("id")))
+    badge_html = f' <span class="badge">{esc(badge)}</span>' if badge else ""
+    css_classes = " ".join(f"is-{part}" for part in css.split())
+    stamp = str(entry.get("timestamp", ""))
+    shown = f"{stamp[:10]} {stamp[11:19]} UTC" if len(stamp) >= 19 and stamp.endswith("Z") else stamp
+    head = (
+        f'<header><span class="role">{esc(label)}</span>{badge_html}'
+        f'<time datetime="{esc(stamp)}">{esc(shown)}</time></header>'
+        if label
+        else ""
+    )
+    return f'<article class="entry {css_classes}" id="{anchor}">{head}{body}</article>'
+
+
+# --------------------------------------------------------------------------- tree
+
+
+def _tree(
+    entries: Sequence[SessionEntry], anchors: Mapping[str, str], active: set[str], labels: Mapping[str, str]
+) -> str:
+    by_id = {str(e.get("id")): e for e in entries}
+    children: dict[str, list[SessionEntry]] = {}
+    roots: list[SessionEntry] = []
+    for entry in entries:
+        parent = entry.get("parentId")
+        if isinstance(parent, str) and parent in by_id and parent != entry.get("id"):
+            children.setdefault(parent, []).append(entry)
+        else:
+            roots.append(entry)
+
+    def node(entry: SessionEntry) -> str:
+        entry_id = str(entry.get("id"))
+        kind, label = _entry_kind(entry)
+        classes = [kind, "active" if entry_id in active else "", "labeled" if entry_id in labels else ""]
+        badge = f'<span class="badge">{esc(labels[entry_id])}</span>' if entry_id in labels else ""
+        return (
+            f'<li><a class="node {" ".join(c for c in classes if c)}" href="#{anchors[entry_id]}">'
+            f'<span class="role">{esc(label)}</span> {esc(_snippet(entry))}{badge}</a></li>'
+        )
+
+    out = ['<ul class="tree">']
+    work: list[str | SessionEntry] = list(reversed(roots))
+    seen: set[str] = set()
+    while work:
+        item = work.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        current: SessionEntry | None = item
+        # A chain of single children stays at one level; only forks nest.
+        while current is not None and str(current.get("id")) not in seen:
+            seen.add(str(current.get("id")))
+            out.append(node(current))
+            kids = children.get(str(current.get("id")), [])
+            if len(kids) == 1:
+                current = kids[0]
+                continue
+            for kid in reversed(kids):
+                work.extend(["</ul></li>", kid, '<li class="fork"><ul>'])
+            current = None
+    out.append("</ul>")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- header
+
+
+def _models(entries: Sequence[SessionEntry]) -> list[str]:
+    found: dict[str, None] = {}
+    for entry in entries:
+        message = entry.get("message")
+        if entry.get("type") == "model_change" and entry.get("model"):
+            found[str(entry["model"])] = None
+        elif isinstance(message, dict) and message.get("role") == "assistant":
+            found[f"{message.get('provider')}/{message.get('model')}"] = None
+    return list(found)
+
+
+def _header(
+    header: Mapping[str, Any],
+    entries: Sequence[SessionEntry],
+    system_prompt: str,
+    tools: Sequence[Mapping[str, Any]],
+) -> str:
+    messages = [
+        e["message"] for e in entries if e.get("type") == "message" and isinstance(e.get("message"), dict)
+    ]
+    stats = session_stats(messages, session_id=str(header.get("id", "")), session_file=None)
+    tokens = stats["tokens"]
+    rows = [
+        ("Date", header.get("timestamp", "")),
+        ("Directory", header.get("cwd", "")),
+        ("Session", header.get("id", "")),
+        ("Models", ", ".join(_models(entries)) or "—"),
+        (
+            "Messages",
+            f"{stats['userMessages']} user · {stats['assistantMessages']} assistant · {stats['toolResults']} tool results",
+        ),
+        ("Tool calls", stats["toolCalls"]),
+        (
+            "Tokens",
+            f"{tokens['input']:,} in · {tokens['output']:,} out · {tokens['cacheRead']:,} cache read · "
+            f"{tokens['cacheWrite']:,} cache write",
+        ),
+        ("Cost", f"${stats['cost']:.4f}"),
+    ]
+    meta = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in rows)
+    parts = [f'<header class="session-header"><h1>{esc(_title(header))}</h1><dl class="meta">{meta}</dl>']
+    if system_prompt:
+        parts.append(
+            f'<details class="fold"><summary>System prompt</summary><pre class="output">{esc(system_prompt)}</pre></details>'
+        )
+    if tools:
+        items = "".join(
+            f"<dt>{esc(t.get('name', ''))}</dt><dd>{esc(t.get('description', ''))}</dd>" for t in tools
+        )
+        parts.append(
+            f'<details class="fold"><summary>Tools ({len(tools)})</summary><dl class="tools">{items}</dl></details>'
+        )
+    parts.append(
+        '<p class="note">Counts, tokens and cost cover every branch of the session file.</p></header>'
+    )
+    return "".join(parts)
+
+
+def _title(header: Mapping[str, Any]) -> str:
+    title = header.get("title")
+    return title if isinstance(title, str) and title else f"Session {header.get('id', '')}"
+
+
+# --------------------------------------------------------------------------- document
+
+
+def render_session_html(
+    *,
+    header: Mapping[str, Any],
+    entries: Sequence[SessionEntry],
+    leaf_id: str | None,
+    system_prompt: str = "",
+    tools: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """The complete HTML document for a session (all entries; the current branch first)."""
+    anchors = {str(e.get("id")): f"e{i}" for i, e in enumerate(entries)}
+    by_id = {str(e.get("id")): e for e in entries}
+    leaf = by_id.get(leaf_id) if leaf_id is not None else None
+    branch = path_to(by_id, leaf) if leaf is not None else []
+    active = {str(e.get("id")) for e in branch}
+    labels: dict[str, str] = {}
+    for entry in entries:
+        if entry.get("type") == "label":
+            target = str(entry.get("targetId", ""))
+            if entry.get("label"):
+                labels[target] = str(entry["label"])
+            else:
+                labels.pop(target, None)
+    main = "".join(_render_entry(e, anchors[str(e.get("id"))], labels) for e in branch)
+    others = [e for e in entries if str(e.get("id")) not in active]
+    if others:
+        rendered = "".join(_render_entry(e, anchors[str(e.get("id"))], labels) for e in others)
+        main += f'<section class="other-branches"><h2>Other branches</h2>{rendered}</section>'
+    if not main:
+        main = '<p class="empty">This session has no entries.</p>'
+    radios = "".join(
+        f'<input type="radio" name="tree-filter" id="f-{key}" value="{key}"{" checked" if key == "default" else ""}>'
+        f'<label for="f-{key}">{esc(text)}</label>'
+        for key, text in _FILTERS
+    )
+    tool_list = [{"name": t.get("name", ""), "description": t.get("description", "")} for t in tools]
+    data = {
+        "header": dict(header),
+        "entries": list(entries),
+        "leafId": leaf_id,
+        "systemPrompt": system_prompt,
+        "tools": tool_list,
+    }
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(CONTENT_SECURITY_POLICY)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark">'
+        f"<title>{esc(_title(header))} · xcsh session</title>"
+        f"<style>{_stylesheet()}</style></head><body>"
+        '<div class="layout"><nav class="sidebar" aria-label="Session tree">'
+        '<input type="search" id="tree-search" placeholder="Search…" aria-label="Search entries" hidden>'
+        f'<div class="filters" role="radiogroup" aria-label="Filter">{radios}</div>'
+        f"{_tree(entries, anchors, active, labels)}</nav>"
+        f'<main>{_header(header, entries, system_prompt, tools)}<div class="conversation">{main}</div></main></div>'
+        f'<script type="application/json" id="session-data">{_json_for_script(data)}</script>'
+        f"<script>{_SEARCH_SCRIPT}</script>"
+        "</body></html>\n"
+    )
+
+
+def export_session_html(
+    store: SessionStore,
+    output_path: Path,
+    *,
+    system_prompt: str = "",
+    tools: Sequence[Mapping[str, Any]] = (),
+) -> Path:
+    """Write the HTML export of ``store`` to ``output_path`` (parents created) and return that path.
+
+    ``tools`` are ``{"name", "description"}`` mappings. The path is returned as given
+    (a relative one stays relative to the process cwd).
+    """
+    document = render_session_html(
+        header=store.header,
+        entries=store.entries,
+        leaf_id=store.leaf_id,
+        system_prompt=system_prompt,
+        tools=tools,
+    )
+    output_path = Path(output_path)
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    output_path.write_text(document, encoding="utf-8", errors="backslashreplace")
+    return output_path
