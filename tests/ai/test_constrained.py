@@ -280,3 +280,22 @@ def test_tool_schema_definitions_are_hoisted_to_the_root_with_per_tool_names() -
     assert arguments["properties"]["edits"]["items"] == {"$ref": "#/$defs/edit__Edit"}
     assert schema["$defs"] == {"edit__Edit": {"type": "object", "properties": {"old": {"type": "string"}}}}
     json.dumps(schema)  # the schema is plain JSON
+
+
+@pytest.mark.parametrize(
+    ("tool_choice", "branches"),
+    [
+        (None, ["write", "bash", "final"]),
+        ("auto", ["write", "bash", "final"]),
+        ("none", ["final"]),
+        ("required", ["write", "bash"]),
+        ("bash", ["bash"]),
+        ("no-such-tool", ["write", "bash", "final"]),
+    ],
+)
+def test_tool_choice_narrows_the_schema_branches(tool_choice: str | None, branches: list[str]) -> None:
+    schema = response_schema([WRITE, BASH], tool_choice)
+    names = [
+        b["properties"]["tool"]["const"] if "tool" in b["properties"] else "final" for b in schema["anyOf"]
+    ]
+    assert names == branches

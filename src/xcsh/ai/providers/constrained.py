@@ -85,15 +85,25 @@ def _describe_tools(tools: list[Tool]) -> str:
     return "\n".join(lines)
 
 
-def response_schema(tools: list[Tool]) -> dict[str, Any]:
+def response_schema(tools: list[Tool], tool_choice: str | None = None) -> dict[str, Any]:
     """``anyOf`` one ``{tool, arguments}`` object per tool, plus ``{final}``.
 
-    Each tool's ``$defs`` are hoisted to the root (renamed per tool) so ``$ref`` pointers,
-    which resolve against the document root, still find them.
+    ``tool_choice`` narrows the branches: ``none`` leaves only ``final``, ``required`` only
+    the tools, a tool name only that tool. Each tool's ``$defs`` are hoisted to the root
+    (renamed per tool) so ``$ref`` pointers, which resolve against the root, still find them.
     """
+    names = [t["name"] for t in tools]
+    if tool_choice == "none":
+        chosen, allow_final = [], True
+    elif tool_choice in ("required", "any"):
+        chosen, allow_final = list(tools), not tools
+    elif tool_choice in names:
+        chosen, allow_final = [t for t in tools if t["name"] == tool_choice], False
+    else:  # auto, unset or an unknown name
+        chosen, allow_final = list(tools), True
     branches: list[dict[str, Any]] = []
     defs: dict[str, Any] = {}
-    for tool in tools:
+    for tool in chosen:
         params = _hoist_defs(tool["name"], tool["parameters"] or {"type": "object"}, defs)
         branches.append(
             {
@@ -103,14 +113,15 @@ def response_schema(tools: list[Tool]) -> dict[str, Any]:
                 "additionalProperties": False,
             }
         )
-    branches.append(
-        {
-            "type": "object",
-            "properties": {"final": {"type": "string"}},
-            "required": ["final"],
-            "additionalProperties": False,
-        }
-    )
+    if allow_final:
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"final": {"type": "string"}},
+                "required": ["final"],
+                "additionalProperties": False,
+            }
+        )
     schema: dict[str, Any] = {"anyOf": branches}
     if defs:
         schema["$defs"] = defs
@@ -226,7 +237,7 @@ def build_request(
             "type": "json_schema",
             "json_schema": {
                 "name": SCHEMA_NAME,
-                "schema": response_schema(context.get("tools") or []),
+                "schema": response_schema(context.get("tools") or [], options.tool_choice),
                 "strict": True,
             },
         },

@@ -59,5 +59,8 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
         "reasoning": False,
         "compat": {**model.get("compat", {}), **LOCAL_COMPAT},
     }
-    local_options = dataclasses.replace(options, api_key=endpoint.api_key, reasoning=None)
+    # A fresh loopback connection per request: the embedded server closes kept-alive
+    # connections after a few requests, and reusing one it just closed fails the call.
+    headers = {**options.headers, "Connection": "close"}
+    local_options = dataclasses.replace(options, api_key=endpoint.api_key, reasoning=None, headers=headers)
     await openai_completions.run(served, context, local_options, builder)
