@@ -19,4 +19,7 @@ Installer = Callable[["AgentSession", "StartupOptions"], None]
 def installers() -> list[Installer]:
     """The installers, imported lazily so start-up only loads what sessions use."""
     found: list[Installer] = []
+    from xcsh.coding.todos import install as install_todos
+
+    found.append(install_todos)
     return found

@@ -10,3 +10,6 @@ if TYPE_CHECKING:
 
 def install(server: RpcServer) -> None:
     """Add every feature's command handlers and frame hooks to ``server``."""
+    from xcsh.modes.rpc.commands_todos_hosts import install as install_todos_hosts
+
+    install_todos_hosts(server)

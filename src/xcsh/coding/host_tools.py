@@ -1,0 +1,232 @@
+"""Host tools: tools the RPC host defines and runs itself (rpc-protocol §5.2 ``set_host_tools``, §7).
+
+:func:`normalize_definitions` validates a ``set_host_tools`` list with the protocol's
+exact error strings. :class:`HostToolBridge` registers the tools in the session and
+runs each call as a frame exchange: it writes ``host_tool_call`` (and ``host_tool_cancel``
+on abort) through ``send`` and settles the call when the host's ``host_tool_result``
+arrives; ``host_tool_update`` frames become tool progress updates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+
+from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.ai.abort import AbortSignal
+
+if TYPE_CHECKING:
+    from xcsh.coding.session import AgentSession
+
+logger = logging.getLogger(__name__)
+
+DISCONNECTED_TEXT = "RPC client disconnected before host tool execution completed"
+FAILED_TEXT = "Host tool execution failed"
+
+
+class HostToolDefinition(TypedDict):
+    """A normalised host tool definition (``RpcHostToolDefinition``)."""
+
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, Any]
+    hidden: NotRequired[bool]
+
+
+class HostToolDefinitionError(ValueError):
+    """A ``set_host_tools`` list is invalid; the message is the protocol's error text."""
+
+
+class HostToolError(Exception):
+    """A host tool call failed (error result from the host, abort, or disconnection)."""
+
+
+def aborted_text(name: str) -> str:
+    return f'Host tool "{name}" was aborted'
+
+
+def normalize_definitions(tools: list[Any]) -> list[HostToolDefinition]:
+    """Validate and normalise each definition in order (names and descriptions trimmed).
+
+    Raises :class:`HostToolDefinitionError` with the first failing check's text.
+    """
+    out: list[HostToolDefinition] = []
+    for index, tool in enumerate(tools):
+        raw = tool if isinstance(tool, dict) else {}
+        name = raw["name"].strip() if isinstance(raw.get("name"), str) else ""
+        if not name:
+            raise HostToolDefinitionError(f"Host tool at index {index} must provide a non-empty name")
+        description = raw["description"].strip() if isinstance(raw.get("description"), str) else ""
+        if not description:
+            raise HostToolDefinitionError(f'Host tool "{name}" must provide a non-empty description')
+        parameters = raw.get("parameters")
+        if not isinstance(parameters, dict):
+            raise HostToolDefinitionError(f'Host tool "{name}" must provide a JSON Schema object')
+        label = raw["label"].strip() if isinstance(raw.get("label"), str) else ""
+        out.append(
+            {
+                "name": name,
+                "label": label or name,
+                "description": description,
+                "parameters": parameters,
+                "hidden": raw.get("hidden") is True,
+            }
+        )
+    return out
+
+
+def error_text(result: dict[str, Any]) -> str:
+    """The failure message of an ``isError`` result: its text blocks joined and trimmed."""
+    texts = [
+        block["text"]
+        for block in result.get("content") or []
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(texts).strip() or FAILED_TEXT
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    name: str
+    future: asyncio.Future[AgentToolResult]
+    on_update: ToolUpdate
+
+
+class HostToolBridge:
+    """Host tools of one session and their calls in flight.
+
+    ``send`` writes one outbound frame (the RPC server's ``write``). Frames for ids that
+    are unknown or already settled are ignored.
+    """
+
+    def __init__(self, session: AgentSession, send: Callable[[dict[str, Any]], None]) -> None:
+        self.session = session
+        self.send = send
+        self.names: list[str] = []
+        self._pending: dict[str, _PendingCall] = {}
+
+    @property
+    def pending_ids(self) -> list[str]:
+        return list(self._pending)
+
+    # ---- registration ----------------------------------------------------------------
+    def set_tools(self, definitions: list[HostToolDefinition]) -> list[str]:
+        """Replace the host-owned tool set; returns the names in request order.
+
+        New non-hidden tools become active, tools kept from the previous set keep their
+        active state, hidden ones are registered only. The session's tools are refreshed,
+        so the change reaches the model's next call.
+        """
+        names = [d["name"] for d in definitions]
+        if len(set(names)) != len(names):
+            raise HostToolDefinitionError("RPC host tool names must be unique")
+        previous = set(self.names)
+        for name in names:
+            if name in self.session.tool_registry and name not in previous:
+                raise HostToolDefinitionError(f'RPC host tool "{name}" conflicts with an existing tool')
+        session = self.session
+        was_active = list(session.active_tool_names)
+        for name in previous:
+            session.tool_registry.pop(name, None)
+        for definition in definitions:
+            session.tool_registry[definition["name"]] = self._make_tool(definition)
+        self.names = names
+        others = [n for n in was_active if n not in previous]
+        kept = [n for n in was_active if n in previous and n in names]
+        added = [d["name"] for d in definitions if not d.get("hidden") and d["name"] not in previous]
+        session.active_tool_names = list(dict.fromkeys([*others, *kept, *added]))
+        session.refresh_tools()
+        return names
+
+    def _make_tool(self, definition: HostToolDefinition) -> AgentTool:
+        name = definition["name"]
+
+        async def execute(
+            tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+        ) -> AgentToolResult:
+            return await self.call(name, tool_call_id, args, signal, on_update)
+
+        return AgentTool(
+            name=name,
+            label=definition["label"],
+            description=definition["description"],
+            parameters=definition["parameters"],
+            execute=execute,
+            concurrency="shared",
+            abortable=True,
+            meta={"host": True},
+        )
+
+    # ---- execution -------------------------------------------------------------------
+    def _fresh_id(self) -> str:
+        while True:
+            candidate = secrets.token_hex(8)
+            if candidate not in self._pending:
+                return candidate
+
+    async def call(
+        self,
+        name: str,
+        tool_call_id: str,
+        args: dict[str, Any],
+        signal: AbortSignal | None,
+        on_update: ToolUpdate,
+    ) -> AgentToolResult:
+        """Ask the host to run ``name`` and wait for its result (or an abort)."""
+        if signal is not None and signal.aborted:
+            raise HostToolError(aborted_text(name))
+        call_id = self._fresh_id()
+        future: asyncio.Future[AgentToolResult] = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = _PendingCall(name, future, on_update)
+
+        def on_abort() -> None:
+            if self._pending.pop(call_id, None) is None:
+                return
+            self.send({"type": "host_tool_cancel", "id": self._fresh_id(), "targetId": call_id})
+            if not future.done():
+                future.set_exception(HostToolError(aborted_text(name)))
+
+        unregister = signal.add_callback(on_abort) if signal is not None else (lambda: None)
+        self.send(
+            {
+                "type": "host_tool_call",
+                "id": call_id,
+                "toolCallId": tool_call_id,
+                "toolName": name,
+                "arguments": args,
+            }
+        )
+        try:
+            return await future
+        finally:
+            unregister()
+            self._pending.pop(call_id, None)
+
+    def handle_result(self, frame: dict[str, Any]) -> None:
+        """Settle the call ``frame["id"]`` with the host's result (``isError`` → failure)."""
+        pending = self._pending.pop(str(frame.get("id")), None)
+        if pending is None or pending.future.done():
+            return
+        result = frame.get("result") or {}
+        if frame.get("isError"):
+            pending.future.set_exception(HostToolError(error_text(result)))
+        else:
+            pending.future.set_result(cast(AgentToolResult, result))
+
+    def handle_update(self, frame: dict[str, Any]) -> None:
+        """Forward a progress update for a pending call as a tool update."""
+        pending = self._pending.get(str(frame.get("id")))
+        if pending is not None and not pending.future.done():
+            pending.on_update(frame["partialResult"])
+
+    def reject_all(self, message: str = DISCONNECTED_TEXT) -> None:
+        """Fail every pending call with ``message`` (stdin reached EOF)."""
+        pending, self._pending = list(self._pending.values()), {}
+        for call in pending:
+            if not call.future.done():
+                call.future.set_exception(HostToolError(message))

@@ -1,0 +1,39 @@
+"""``set_todos`` and ``set_host_tools`` (rpc-protocol §5.2) and the host-tool frame wiring (§7).
+
+Invalid input raises (never :class:`CommandError`), so the server answers with the
+``parse`` error the protocol specifies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xcsh.coding.host_tools import DISCONNECTED_TEXT, HostToolBridge, normalize_definitions
+from xcsh.coding.todos import todos_of
+from xcsh.modes.rpc.fields import req_list
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import RpcServer
+
+
+async def set_todos(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    phases = req_list(cmd, "phases")
+    store = todos_of(server.session)
+    if store is None:
+        raise RuntimeError("todos are not available in this session")
+    return {"todoPhases": store.set(phases)}
+
+
+def install(server: RpcServer) -> None:
+    """Register the two commands and route host-tool frames and stdin EOF to a new bridge."""
+    bridge = HostToolBridge(server.session, server.write)
+
+    async def set_host_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
+        definitions = normalize_definitions(req_list(cmd, "tools"))
+        return {"toolNames": bridge.set_tools(definitions)}
+
+    server.handlers["set_todos"] = set_todos
+    server.handlers["set_host_tools"] = set_host_tools
+    server.on_host_tool_result = bridge.handle_result
+    server.on_host_tool_update = bridge.handle_update
+    server.on_eof.append(lambda: bridge.reject_all(DISCONNECTED_TEXT))
