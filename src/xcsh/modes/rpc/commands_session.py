@@ -57,10 +57,11 @@ async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Any:
     output = opt_str(cmd, "outputPath")
     if not output:
         output = f"xcsh-session-{Path(store.path).name.removesuffix('.jsonl')}.html"
-    from xcsh.coding.export import export_session_html
+    from xcsh.coding.export.html import export_session_html
 
     target = Path(output) if os.path.isabs(output) else Path.cwd() / output
-    export_session_html(store, target, system_prompt=session.system_prompt, tools=session.active_tools())
+    tools = [{"name": t.name, "description": t.description} for t in session.active_tools()]
+    export_session_html(store, target, system_prompt=session.system_prompt, tools=tools)
     return {"path": output}
 
 
