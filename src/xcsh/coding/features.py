@@ -22,4 +22,10 @@ def installers() -> list[Installer]:
     from xcsh.coding.todos import install as install_todos
 
     found.append(install_todos)
+    from xcsh.coding.retry import install as install_retry
+
+    found.append(install_retry)
+    from xcsh.coding.compaction.compactor import install as install_compaction
+
+    found.append(install_compaction)
     return found

@@ -13,3 +13,6 @@ def install(server: RpcServer) -> None:
     from xcsh.modes.rpc.commands_todos_hosts import install as install_todos_hosts
 
     install_todos_hosts(server)
+    from xcsh.modes.rpc.commands_ops import install as install_ops
+
+    install_ops(server)

@@ -1,0 +1,283 @@
+"""Compaction in the session: the ``compact`` command and automatic compaction (agent-behaviour §7).
+
+:class:`Compactor` is both a post-run handler and a pre-prompt check:
+
+* after a run, an overflowing reply (provider says the prompt was too long, or the
+  usage exceeds the window) is dropped from the live context and *overflow*
+  compaction runs, then the agent continues after ~100 ms; a reply whose context
+  passes the threshold triggers *threshold* compaction followed, with
+  ``compaction.autoContinue``, by a ``Continue if you have next steps.`` developer
+  prompt;
+* before a prompt the same checks run against the last assistant message of the
+  live context (without continuing afterwards).
+
+Automatic compaction is framed by ``auto_compaction_start``/``auto_compaction_end``;
+manual compaction emits no events and raises :class:`CompactionError` instead.
+The summaries come from the current model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from xcsh.agent.types import AgentMessage
+from xcsh.ai.abort import AbortController
+from xcsh.ai.errors import is_context_overflow
+from xcsh.ai.types import Model
+from xcsh.coding.compaction.prepare import (
+    AlreadyCompactedError,
+    CompactionError,
+    NothingToCompactError,
+    prepare_compaction,
+)
+from xcsh.coding.compaction.summarize import CompactionCancelledError, CompactionResult, Summarizer
+from xcsh.coding.compaction.tokens import (
+    ThresholdSettings,
+    context_tokens,
+    exceeds_threshold,
+    overflows_window,
+)
+from xcsh.coding.hooks import RunAction
+from xcsh.coding.messages import developer_message
+from xcsh.coding.retry import RetryHandler, drop_from_context, last_assistant
+from xcsh.coding.sessions.context import build_session_context
+
+if TYPE_CHECKING:
+    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.session import AgentSession
+
+logger = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[Any]]
+CONTINUE_TEXT = "Continue if you have next steps."
+OVERFLOW_RETRY_DELAY_S = 0.1
+
+
+class NoModelError(CompactionError):
+    def __init__(self) -> None:
+        super().__init__("No model selected")
+
+
+class NoApiKeyError(CompactionError):
+    def __init__(self, provider: str) -> None:
+        super().__init__(f"No API key for {provider}")
+
+
+# Outcomes reported as ``skipped`` rather than as failures (§7.6).
+_SKIPPED = (NothingToCompactError, AlreadyCompactedError, NoModelError, NoApiKeyError)
+
+
+def _is_before_compaction(message: AgentMessage, context: list[AgentMessage]) -> bool:
+    """True when ``message`` predates the latest compaction of the live context."""
+    summary = next((m for m in reversed(context) if m.get("role") == "compactionSummary"), None)
+    if summary is None:
+        return False
+    return int(message.get("timestamp") or 0) < int(summary.get("timestamp") or 0)
+
+
+class Compactor:
+    """Manual and automatic compaction for one session (see the module docstring)."""
+
+    def __init__(self, session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> None:
+        self._session = session
+        self._sleep = sleep
+        self._controller: AbortController | None = None
+        self._sleeper: asyncio.Future[Any] | None = None
+
+    # ---- settings ------------------------------------------------------------------------
+    @property
+    def auto_enabled(self) -> bool:
+        settings = self._session.settings
+        return settings.get_bool("compaction.enabled", True) and settings.get("compaction.strategy") != "off"
+
+    def _threshold_settings(self) -> ThresholdSettings:
+        settings = self._session.settings
+        return ThresholdSettings(
+            reserve_tokens=settings.get_int("compaction.reserveTokens", 16384),
+            threshold_percent=float(settings.get("compaction.thresholdPercent", -1) or -1),
+            threshold_tokens=settings.get_int("compaction.thresholdTokens", -1),
+        )
+
+    def _window(self, model: Model) -> int:
+        return int(model.get("contextWindow") or 0)
+
+    # ---- the compaction itself -----------------------------------------------------------
+    def _credentials(self) -> tuple[Model, str | None]:
+        session = self._session
+        model = session.agent.model
+        if not model:
+            raise NoModelError()
+        provider = model["provider"]
+        key = session.registry.api_key_for(provider)
+        if not key and not session.registry.is_keyless(provider):
+            raise NoApiKeyError(provider)
+        return model, key
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        """Summarise the older part of the branch, append the entry, rebuild the live context.
+
+        The caller makes sure no run is active. Raises :class:`CompactionError` with
+        the protocol's error text.
+        """
+        self._session.is_compacting = True
+        try:
+            return await self._compact(custom_instructions)
+        finally:
+            self._session.is_compacting = False
+
+    async def _compact(self, custom_instructions: str | None) -> CompactionResult:
+        session = self._session
+        model, api_key = self._credentials()
+        store = session.store
+        preparation = prepare_compaction(
+            store.branch_path(store.leaf_id),
+            keep_recent_tokens=session.settings.get_int("compaction.keepRecentTokens", 20000),
+        )
+        controller = AbortController()
+        self._controller = controller
+        summarizer = Summarizer(
+            model=model,
+            api_key=api_key,
+            reserve_tokens=session.settings.get_int("compaction.reserveTokens", 16384),
+            signal=controller.signal,
+        )
+        try:
+            result = await summarizer.summarize(preparation, custom_instructions)
+        finally:
+            self._controller = None
+        if controller.signal.aborted or session.store is not store:
+            raise CompactionCancelledError()
+        store.append_compaction(
+            result["summary"],
+            result["firstKeptEntryId"],
+            result["tokensBefore"],
+            result.get("shortSummary"),
+            result.get("details"),
+            result.get("preserveData"),
+        )
+        session.agent.messages[:] = build_session_context(store.entries, store.leaf_id).messages
+        return result
+
+    # ---- automatic compaction -----------------------------------------------------------
+    async def _auto(self, reason: str, *, will_retry: bool) -> CompactionResult | None:
+        """Compact with ``auto_compaction_*`` events; the result, or None when it did not happen."""
+        session = self._session
+        action = "context-full"
+        session.emit({"type": "auto_compaction_start", "reason": reason, "action": action})
+        end: dict[str, Any] = {"type": "auto_compaction_end", "action": action}
+        try:
+            result = await self.compact()
+        except CompactionCancelledError:
+            session.emit({**end, "aborted": True, "willRetry": False})
+            return None
+        except _SKIPPED:
+            session.emit({**end, "aborted": False, "willRetry": False, "skipped": True})
+            return None
+        except CompactionError as exc:
+            prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
+            session.emit({**end, "aborted": False, "willRetry": False, "errorMessage": f"{prefix}: {exc}"})
+            return None
+        session.emit({**end, "result": result, "aborted": False, "willRetry": will_retry})
+        return result
+
+    def _overflowed(self, message: AgentMessage) -> bool:
+        model = self._session.agent.model
+        if message.get("provider") != model["provider"] or message.get("model") != model["id"]:
+            return False
+        if message.get("stopReason") == "error":
+            return is_context_overflow(str(message.get("errorMessage") or ""))
+        return message.get("stopReason") != "aborted" and overflows_window(message, self._window(model))
+
+    def _over_threshold(self, message: AgentMessage) -> bool:
+        usage = message.get("usage")
+        if message.get("stopReason") == "error" or not isinstance(usage, dict):
+            return False
+        model = self._session.agent.model
+        return exceeds_threshold(context_tokens(usage), self._window(model), self._threshold_settings())
+
+    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
+        """Post-run handler: overflow recovery or threshold compaction, then the continuation."""
+        message = last_assistant(added)
+        if message is None or not self.auto_enabled:
+            return None
+        if self._overflowed(message):
+            drop_from_context(session.agent.messages, message)
+            if await self._auto("overflow", will_retry=True) is None:
+                return None
+            drop_from_context(session.agent.messages, message)  # the rebuilt context has it again
+            if not await self._pause(OVERFLOW_RETRY_DELAY_S):
+                return None
+            return RunAction("continue")
+        if message.get("stopReason") == "aborted" or not self._over_threshold(message):
+            return None
+        if await self._auto("threshold", will_retry=False) is None:
+            return None
+        if session.settings.get_bool("compaction.autoContinue", True):
+            return RunAction("prompt", [developer_message(CONTINUE_TEXT)])
+        queued = session.agent.steering.drain() or session.agent.follow_ups.drain()
+        return RunAction("prompt", queued) if queued else None
+
+    async def pre_prompt(self, session: AgentSession) -> None:
+        """Pre-prompt check: compact first when the context is already full (no continuation)."""
+        if not self.auto_enabled:
+            return
+        message = last_assistant(session.agent.messages)
+        if message is None or _is_before_compaction(message, session.agent.messages):
+            return
+        if self._overflowed(message):
+            drop_from_context(session.agent.messages, message)
+            if await self._auto("overflow", will_retry=False) is not None:
+                drop_from_context(session.agent.messages, message)
+        elif self._over_threshold(message):
+            await self._auto("threshold", will_retry=False)
+
+    async def _pause(self, seconds: float) -> bool:
+        sleeper = asyncio.ensure_future(self._sleep(seconds))
+        self._sleeper = sleeper
+        try:
+            await asyncio.wait({sleeper})
+        except asyncio.CancelledError:
+            sleeper.cancel()
+            raise
+        finally:
+            self._sleeper = None
+        return not sleeper.cancelled()
+
+    def cancel(self) -> None:
+        """Abort: stop a running summarisation and a pending overflow continuation."""
+        if self._controller is not None:
+            self._controller.abort("aborted")
+        if self._sleeper is not None and not self._sleeper.done():
+            self._sleeper.cancel()
+
+
+def compactor_for(session: AgentSession) -> Compactor | None:
+    """The session's installed compactor, if any."""
+    return next((h for h in session.hooks.post_run if isinstance(h, Compactor)), None)
+
+
+def install_compaction(session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> Compactor:
+    """Install (or replace, keeping its places) the session's compactor."""
+    compactor = Compactor(session, sleep=sleep)
+    old = compactor_for(session)
+    hooks = session.hooks
+    if old is None:
+        # right after the retry handler: compaction is checked only when not retrying (§7.2)
+        retry_at = next((i for i, h in enumerate(hooks.post_run) if isinstance(h, RetryHandler)), -1)
+        hooks.post_run.insert(retry_at + 1, compactor)
+        hooks.pre_prompt.append(compactor.pre_prompt)
+        return compactor
+    hooks.post_run[hooks.post_run.index(old)] = compactor
+    hooks.pre_prompt[:] = [
+        compactor.pre_prompt if getattr(check, "__self__", None) is old else check
+        for check in hooks.pre_prompt
+    ]
+    return compactor
+
+
+def install(session: AgentSession, options: StartupOptions) -> None:
+    """Feature installer (see :mod:`xcsh.coding.features`)."""
+    install_compaction(session)

@@ -1,0 +1,192 @@
+"""Auto-retry of transient provider failures (agent-behaviour §6).
+
+A post-run handler: when a run ends with a retryable error (overloaded, rate limit,
+5xx, connection reset, cut stream…) it announces ``auto_retry_start``, drops the
+failed assistant message from the live context (the session file keeps it), sleeps
+the back-off (``baseDelayMs × 2^(attempt−1)``, or a longer ``retry-after`` hint) and
+asks the session to continue. The chain's first successful assistant message is
+followed, right after its ``message_end``, by ``auto_retry_end {success:true}``.
+Exhaustion and cancellation end the chain with ``auto_retry_end {success:false}``.
+
+This is the only retry policy: the provider SDKs' own retries are off, so
+``retry.enabled = false`` means exactly one request per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from xcsh.agent.types import AgentEvent, AgentMessage
+from xcsh.ai.errors import is_retryable, retry_hint_ms
+from xcsh.coding.hooks import RunAction
+
+if TYPE_CHECKING:
+    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.session import AgentSession
+
+logger = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[Any]]
+RETRY_CANCELLED = "Retry cancelled"
+
+
+def last_assistant(messages: list[AgentMessage]) -> AgentMessage | None:
+    """The newest assistant message of ``messages`` (None when there is none)."""
+    return next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+
+
+def backoff_delay_ms(attempt: int, base_delay_ms: int, error_message: str) -> int:
+    """``base × 2^(attempt−1)``, replaced by the provider's retry hint when that is longer."""
+    delay = base_delay_ms * 2 ** max(0, attempt - 1)
+    hint = retry_hint_ms(error_message)
+    return hint if hint is not None and hint > delay else delay
+
+
+def drop_from_context(messages: list[AgentMessage], message: AgentMessage) -> bool:
+    """Remove ``message`` (by identity) and whatever its failed turn appended after it.
+
+    Only the synthetic tool results of that message can follow it, so the live
+    context is cut at its position. Returns False when it is not in the context.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index] is message:
+            del messages[index:]
+            return True
+    return False
+
+
+class RetryHandler:
+    """The auto-retry post-run handler of one session.
+
+    ``sleep`` (seconds) is injected so tests can record the back-off instead of
+    waiting; a pending sleep is abandoned by :meth:`abort_retry` or :meth:`cancel`.
+    """
+
+    def __init__(self, session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> None:
+        self._session = session
+        self._sleep = sleep
+        self.attempt = 0
+        self._sleeper: asyncio.Future[Any] | None = None
+        self._unsubscribe = session.agent.subscribe(self._on_agent_event)
+
+    # ---- settings ------------------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        return self._session.settings.get_bool("retry.enabled", True)
+
+    @property
+    def max_retries(self) -> int:
+        return max(0, self._session.settings.get_int("retry.maxRetries", 3))
+
+    @property
+    def base_delay_ms(self) -> int:
+        return max(0, self._session.settings.get_int("retry.baseDelayMs", 2000))
+
+    @property
+    def is_sleeping(self) -> bool:
+        return self._sleeper is not None and not self._sleeper.done()
+
+    # ---- success is announced as soon as the message ends --------------------------------
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        # Subscribed after the session's own listener, so the message_end is already out.
+        if event["type"] != "message_end" or self.attempt == 0:
+            return
+        message = event["message"]
+        if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
+            return
+        attempt, self.attempt = self.attempt, 0
+        self._session.emit({"type": "auto_retry_end", "success": True, "attempt": attempt})
+
+    # ---- PostRunHandler --------------------------------------------------------------------
+    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
+        message = last_assistant(added)
+        if message is None or message.get("stopReason") != "error":
+            return None
+        error = str(message.get("errorMessage") or "")
+        if not self.enabled or not is_retryable(error):
+            self._finish(error)
+            return None
+        self.attempt += 1
+        if self.attempt > self.max_retries:
+            self.attempt = self.max_retries
+            self._finish(error)
+            return None
+        delay_ms = backoff_delay_ms(self.attempt, self.base_delay_ms, error)
+        session.emit(
+            {
+                "type": "auto_retry_start",
+                "attempt": self.attempt,
+                "maxAttempts": self.max_retries,
+                "delayMs": delay_ms,
+                "errorMessage": error,
+            }
+        )
+        drop_from_context(session.agent.messages, message)
+        if not await self._back_off(delay_ms / 1000):
+            self._finish(RETRY_CANCELLED)
+            return None
+        return RunAction("continue")
+
+    async def _back_off(self, seconds: float) -> bool:
+        """Sleep; False when the sleep was cancelled by abort_retry/abort."""
+        sleeper = asyncio.ensure_future(self._sleep(seconds))
+        self._sleeper = sleeper
+        try:
+            await asyncio.wait({sleeper})
+        except asyncio.CancelledError:
+            sleeper.cancel()
+            raise
+        finally:
+            self._sleeper = None
+        return not sleeper.cancelled()
+
+    def _finish(self, final_error: str) -> None:
+        """End a retry chain that is in progress with ``success:false``; no-op otherwise."""
+        if self.attempt == 0:
+            return
+        attempt, self.attempt = self.attempt, 0
+        self._session.emit(
+            {"type": "auto_retry_end", "success": False, "attempt": attempt, "finalError": final_error}
+        )
+
+    def abort_retry(self) -> bool:
+        """Cancel a sleeping back-off (``abort_retry``); True when one was pending."""
+        sleeper = self._sleeper
+        if sleeper is None or sleeper.done():
+            return False
+        sleeper.cancel()
+        return True
+
+    def cancel(self) -> None:
+        """Abort/new session: cancel the back-off, and close a chain whose continuation is running."""
+        if not self.abort_retry():
+            self._finish(RETRY_CANCELLED)
+
+    def detach(self) -> None:
+        """Stop listening to the agent (used when the handler is replaced)."""
+        self._unsubscribe()
+
+
+def retry_handler_for(session: AgentSession) -> RetryHandler | None:
+    """The session's installed retry handler, if any."""
+    return next((h for h in session.hooks.post_run if isinstance(h, RetryHandler)), None)
+
+
+def install_retry(session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> RetryHandler:
+    """Install (or replace, keeping its place) the session's retry handler."""
+    handler = RetryHandler(session, sleep=sleep)
+    old = retry_handler_for(session)
+    if old is None:
+        session.hooks.post_run.insert(0, handler)  # retry decides before compaction (§7.2)
+    else:
+        old.detach()
+        session.hooks.post_run[session.hooks.post_run.index(old)] = handler
+    return handler
+
+
+def install(session: AgentSession, options: StartupOptions) -> None:
+    """Feature installer (see :mod:`xcsh.coding.features`)."""
+    install_retry(session)

@@ -1,0 +1,98 @@
+"""User bash: the RPC ``bash`` command and ``abort_bash`` (agent-behaviour §10).
+
+Each agent session has one persistent shell state (cwd and exported variables carry
+over between commands). A result is recorded as a ``bashExecution`` message — in the
+live context and the session file at once when idle, held back until the next prompt
+while a run is active — so the model sees it with its next call. ``abort_bash`` kills
+the running command's whole process group at once; the ``bash`` response then says
+``cancelled: true``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from xcsh.ai.abort import AbortController
+from xcsh.coding.bash_runner import (
+    DEFAULT_TIMEOUT_S,
+    BashSession,
+    bash_execution_message,
+    bash_result_wire,
+)
+
+if TYPE_CHECKING:
+    from xcsh.coding.session import AgentSession
+
+
+class UserBash:
+    """Runs user commands for one session; at most one at a time (later ones queue)."""
+
+    def __init__(
+        self, cwd: Path, *, environment: dict[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+    ):
+        self._shell = BashSession(cwd, environment=environment)
+        self._timeout_s = timeout_s
+        self._running: set[AbortController] = set()
+
+    @property
+    def is_running(self) -> bool:
+        return bool(self._running)
+
+    async def run(self, command: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Run ``command``; returns (BashResult wire dict, bashExecution message).
+
+        A non-zero exit status is a normal result. Raises
+        :class:`~xcsh.coding.bash_runner.BashLaunchError` when the shell cannot start.
+        """
+        controller = AbortController()
+        self._running.add(controller)
+        try:
+            result = await self._shell.run(command, timeout_s=self._timeout_s, signal=controller.signal)
+        finally:
+            self._running.discard(controller)
+        return bash_result_wire(result), bash_execution_message(command, result)
+
+    def abort(self) -> None:
+        """Kill the running (and any queued) command; a no-op when idle."""
+        for controller in list(self._running):
+            controller.abort("abort_bash")
+
+    def close(self) -> None:
+        self.abort()
+        self._shell.close()
+
+
+_BY_SESSION: weakref.WeakKeyDictionary[AgentSession, UserBash] = weakref.WeakKeyDictionary()
+
+
+def _environment(session: AgentSession) -> dict[str, str] | None:
+    configured = session.settings.get("bash.environment")
+    if not isinstance(configured, dict):
+        return None
+    return {str(k): str(v) for k, v in configured.items() if v is not None}
+
+
+def user_bash_for(session: AgentSession) -> UserBash:
+    """The session's user-bash runner (created, starting in the session cwd, on first use)."""
+    runner = _BY_SESSION.get(session)
+    if runner is None:
+        runner = UserBash(session.cwd, environment=_environment(session))
+        _BY_SESSION[session] = runner
+        session.hooks.on_shutdown.append(lambda s: runner.close())
+    return runner
+
+
+async def run_user_bash(session: AgentSession, command: str) -> dict[str, Any]:
+    """The ``bash`` command: run, record the ``bashExecution`` message, return the BashResult."""
+    wire, message = await user_bash_for(session).run(command)
+    session.record_bash_message(message)
+    return wire
+
+
+def abort_user_bash(session: AgentSession) -> None:
+    """The ``abort_bash`` command."""
+    runner = _BY_SESSION.get(session)
+    if runner is not None:
+        runner.abort()

@@ -1,0 +1,58 @@
+"""Handlers for compaction, retry control and user bash (rpc-protocol §5.6–§5.8).
+
+``compact`` and ``bash`` are long commands processed in order; ``abort_retry`` and
+``abort_bash`` are control commands the server runs at once, so ``abort_bash`` stops
+a ``bash`` command that is still running. Compaction failures raise
+:class:`~xcsh.coding.compaction.prepare.CompactionError`, which the server turns into
+the ``parse`` error response the protocol specifies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xcsh.coding.compaction.compactor import compactor_for, install_compaction
+from xcsh.coding.retry import retry_handler_for
+from xcsh.coding.user_bash import abort_user_bash, run_user_bash
+from xcsh.modes.rpc.fields import opt_str, req_str
+from xcsh.modes.rpc.server import NO_DATA
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import Handler, RpcServer
+
+
+async def compact(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    instructions = opt_str(cmd, "customInstructions")
+    session = server.session
+    await session.abort()
+    compactor = compactor_for(session) or install_compaction(session)
+    return await compactor.compact(instructions or None)
+
+
+async def abort_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    handler = retry_handler_for(server.session)
+    if handler is not None:
+        handler.abort_retry()
+    return NO_DATA
+
+
+async def bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return await run_user_bash(server.session, req_str(cmd, "command"))
+
+
+async def abort_bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    abort_user_bash(server.session)
+    return NO_DATA
+
+
+HANDLERS: dict[str, Handler] = {
+    "compact": compact,
+    "abort_retry": abort_retry,
+    "bash": bash,
+    "abort_bash": abort_bash,
+}
+
+
+def install(server: RpcServer) -> None:
+    """Register these handlers on ``server``."""
+    server.handlers.update(HANDLERS)
