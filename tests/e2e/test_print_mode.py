@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 from conftest import Workspace
-
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
