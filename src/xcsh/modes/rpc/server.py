@@ -115,13 +115,19 @@ class RpcServer:
                     break
                 for line in splitter.feed(chunk):
                     self._accept(line)
-            # let commands already received be answered before leaving
+            # pending host-tool calls fail first, so nothing queued can wait on the host
+            self._run_eof_callbacks()
+            # commands already received are still answered before leaving
             await self._queue.put(None)
             await worker
         finally:
             worker.cancel()
-            for callback in self.on_eof:
-                callback()
+            self._run_eof_callbacks()
+
+    def _run_eof_callbacks(self) -> None:
+        callbacks, self.on_eof = self.on_eof, []
+        for callback in callbacks:
+            callback()
 
     def _accept(self, line: bytes | OversizedLine) -> None:
         if isinstance(line, OversizedLine):
