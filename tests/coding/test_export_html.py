@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from xcsh.coding.export.html import CONTENT_SECURITY_POLICY, export_session_html
+from xcsh.agent.types import AgentTool
+from xcsh.coding.export import export_session_html
+from xcsh.coding.export.html import CONTENT_SECURITY_POLICY
 from xcsh.coding.sessions.store import SessionStore
 
 HOSTILE = [
@@ -310,3 +312,16 @@ def test_markdown_links_are_limited_to_safe_schemes(tmp_path: Path) -> None:
         if t == "a" and "node" not in (a.get("class") or "")
     ]
     assert hrefs == ["mailto:a@b.c", "#top"]
+
+
+def test_tools_may_be_given_as_agent_tools(tmp_path: Path) -> None:
+    async def never(*_: Any) -> Any:
+        raise AssertionError("not called")
+
+    tool = AgentTool(name="read", description="Read " + H, parameters={}, execute=never)
+    store = SessionStore.in_memory(tmp_path)
+    out = export_session_html(store, tmp_path / "t.html", tools=[tool])
+    page = parse(out.read_text(encoding="utf-8"))
+    assert "Read " + H in "".join(page.text)
+    body = next(body for attrs, body in page.scripts if attrs.get("id") == "session-data")
+    assert json.loads(body)["tools"] == [{"name": "read", "description": "Read " + H}]

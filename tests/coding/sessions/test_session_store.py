@@ -302,3 +302,23 @@ def test_label_on_unknown_entry_is_refused(tmp_path: Path) -> None:
     store = SessionStore.in_memory(tmp_path)
     with pytest.raises(SessionError, match="not found"):
         store.append_label("deadbeef", "x")
+
+
+def test_fork_copies_every_entry_into_a_new_file_whose_parent_is_the_session_id(tmp_path: Path) -> None:
+    store = fresh(tmp_path)
+    store.set_title("Forked title")
+    run(store, "q?", "a")
+    forked = store.fork_to(tmp_path / "other", cwd=tmp_path / "elsewhere")
+    assert forked.path is not None and forked.path.parent == tmp_path / "other"
+    lines = read_lines(forked.path)
+    assert lines[0]["parentSession"] == store.session_id
+    assert lines[0]["title"] == "Forked title" and lines[0]["cwd"] == str(tmp_path / "elsewhere")
+    assert lines[1:] == store.entries
+    assert forked.session_id != store.session_id
+    forked.close()
+    store.close()
+
+
+def test_in_memory_session_can_record_its_parent(tmp_path: Path) -> None:
+    store = SessionStore.in_memory(tmp_path, parent_session="/x/a.jsonl")
+    assert store.header.get("parentSession") == "/x/a.jsonl"

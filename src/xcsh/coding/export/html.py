@@ -303,6 +303,13 @@ def _header(
     return "".join(parts)
 
 
+def _tool_info(tool: object) -> dict[str, str]:
+    """``{name, description}`` of a tool given as a mapping or as an object (e.g. ``AgentTool``)."""
+    if isinstance(tool, Mapping):
+        return {"name": str(tool.get("name", "")), "description": str(tool.get("description", ""))}
+    return {"name": str(getattr(tool, "name", "")), "description": str(getattr(tool, "description", ""))}
+
+
 def _title(header: Mapping[str, Any]) -> str:
     title = header.get("title")
     return title if isinstance(title, str) and title else f"Session {header.get('id', '')}"
@@ -317,9 +324,12 @@ def render_session_html(
     entries: Sequence[SessionEntry],
     leaf_id: str | None,
     system_prompt: str = "",
-    tools: Sequence[Mapping[str, Any]] = (),
+    tools: Sequence[object] = (),
 ) -> str:
-    """The complete HTML document for a session (all entries; the current branch first)."""
+    """The complete HTML document for a session (all entries; the current branch first).
+
+    ``tools`` are ``{"name", "description"}`` mappings or objects with those attributes.
+    """
     anchors = {str(e.get("id")): f"e{i}" for i, e in enumerate(entries)}
     by_id = {str(e.get("id")): e for e in entries}
     leaf = by_id.get(leaf_id) if leaf_id is not None else None
@@ -345,7 +355,7 @@ def render_session_html(
         f'<label for="f-{key}">{esc(text)}</label>'
         for key, text in _FILTERS
     )
-    tool_list = [{"name": t.get("name", ""), "description": t.get("description", "")} for t in tools]
+    tool_list = [_tool_info(t) for t in tools]
     data = {
         "header": dict(header),
         "entries": list(entries),
@@ -365,7 +375,7 @@ def render_session_html(
         '<input type="search" id="tree-search" placeholder="Search…" aria-label="Search entries" hidden>'
         f'<div class="filters" role="radiogroup" aria-label="Filter">{radios}</div>'
         f"{_tree(entries, anchors, active, labels)}</nav>"
-        f'<main>{_header(header, entries, system_prompt, tools)}<div class="conversation">{main}</div></main></div>'
+        f'<main>{_header(header, entries, system_prompt, tool_list)}<div class="conversation">{main}</div></main></div>'
         f'<script type="application/json" id="session-data">{_json_for_script(data)}</script>'
         f"<script>{_SEARCH_SCRIPT}</script>"
         "</body></html>\n"
@@ -377,11 +387,12 @@ def export_session_html(
     output_path: Path,
     *,
     system_prompt: str = "",
-    tools: Sequence[Mapping[str, Any]] = (),
+    tools: Sequence[object] = (),
 ) -> Path:
     """Write the HTML export of ``store`` to ``output_path`` (parents created) and return that path.
 
-    ``tools`` are ``{"name", "description"}`` mappings. The path is returned as given
+    ``tools`` are ``{"name", "description"}`` mappings or objects with those attributes
+    (such as ``AgentTool``). The path is returned as given
     (a relative one stays relative to the process cwd).
     """
     document = render_session_html(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from xcsh.coding.paths import encode_cwd
 from xcsh.coding.sessions.context import message_text
 from xcsh.coding.sessions.entries import SessionError, is_valid_header, parse_line
 
@@ -20,34 +20,9 @@ class SessionNotFoundError(SessionError, LookupError):
     """No session (or more than one) matches a ``--session`` id prefix."""
 
 
-def _encode_parts(relative: str) -> str:
-    return relative.replace("/", "-").replace("\\", "-").replace(":", "-")
-
-
-def _within(root: Path, path: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _encode_cwd(cwd: Path) -> str:
-    """Directory name for ``cwd`` under the sessions root (session-format §1).
-
-    Private fallback until ``xcsh.coding.paths.encode_cwd`` is shared; same rules.
-    """
-    resolved = Path(cwd).resolve()
-    home = Path.home().resolve()
-    temp_root = Path(tempfile.gettempdir()).resolve()
-    if _within(home, resolved):
-        relative = _encode_parts(os.path.relpath(resolved, home)) if resolved != home else ""
-        return f"-{relative}" if relative else "-"
-    if _within(temp_root, resolved):
-        relative = _encode_parts(os.path.relpath(resolved, temp_root)) if resolved != temp_root else ""
-        return f"-tmp-{relative}" if relative else "-tmp"
-    return f"--{_encode_parts(str(resolved).lstrip('/').lstrip(chr(92)))}--"
-
-
-def session_dir_for(cwd: Path, sessions_root: Path) -> Path:
-    """``<sessions root>/<encoded cwd>`` (not created)."""
-    return Path(sessions_root) / _encode_cwd(cwd)
+def session_dir_for(cwd: Path, sessions_root: Path, *, home: Path | None = None) -> Path:
+    """``<sessions root>/<encoded cwd>`` (not created); see :func:`xcsh.coding.paths.encode_cwd`."""
+    return Path(sessions_root) / encode_cwd(cwd, home=home)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -222,11 +222,10 @@ class SessionStore:
         )
 
     @classmethod
-    def in_memory(cls, cwd: Path) -> SessionStore:
+    def in_memory(cls, cwd: Path, *, parent_session: str | None = None) -> SessionStore:
         """A session that is never written (``--no-session``)."""
-        return cls(
-            header=new_header(str(cwd)), entries=[], path=None, session_dir=None, blobs=None, flushed=False
-        )
+        header = new_header(str(cwd), parent_session=parent_session)
+        return cls(header=header, entries=[], path=None, session_dir=None, blobs=None, flushed=False)
 
     @classmethod
     def open(
@@ -685,6 +684,33 @@ class SessionStore:
                 new_store.close()
                 raise
         self.close()
+        return new_store
+
+    def fork_to(self, session_dir: Path, *, cwd: Path | None = None) -> SessionStore:
+        """Copy every entry into a new session file in ``session_dir``, written at once (``--fork``).
+
+        The new header keeps this session's title and records this session's **id**
+        as ``parentSession``; ``cwd`` defaults to this session's. This store stays open.
+        """
+        header = new_header(str(cwd) if cwd is not None else self.cwd, parent_session=self.session_id)
+        if "title" in self._header:
+            header["title"] = self._header["title"]
+        if "titleSource" in self._header:
+            header["titleSource"] = self._header["titleSource"]
+        session_dir = Path(session_dir)
+        new_store = SessionStore(
+            header=header,
+            entries=copy.deepcopy(self._entries),
+            path=session_dir / session_file_name(header),
+            session_dir=session_dir,
+            blobs=self._blobs,
+            flushed=False,
+        )
+        try:
+            new_store._write_all()
+        except SessionError:
+            new_store.close()
+            raise
         return new_store
 
     # ------------------------------------------------------------------ lifecycle
