@@ -19,6 +19,7 @@ from xcsh.coding.models_config import ModelsConfigError
 from xcsh.coding.paths import sessions_root
 from xcsh.coding.session import AgentSession, SessionConfig, model_ref
 from xcsh.coding.sessions.context import build_session_context
+from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, session_dir_for
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.settings import RPC_RESET_KEYS, Settings, SettingsError
@@ -171,7 +172,7 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
         return SessionStore.create(directory, options.cwd, blob_dir=blob_dir), False
     except StartupError:
         raise
-    except (OSError, ValueError, LookupError) as exc:
+    except (OSError, ValueError, LookupError, SessionError) as exc:
         raise StartupError(str(exc)) from exc
 
 

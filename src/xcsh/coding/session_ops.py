@@ -63,9 +63,7 @@ async def new_session(session: AgentSession, parent_session: str | None) -> dict
             directory, session.cwd, parent_session=parent, blob_dir=_blob_dir(session)
         )
     else:
-        store = SessionStore.in_memory(session.cwd)
-        if parent:
-            store.header["parentSession"] = parent
+        store = SessionStore.in_memory(session.cwd, parent_session=parent)
     _adopt(session, store, "new")
     store.append_thinking_level_change(session.thinking_level)
     store.append_service_tier_change(None)
