@@ -28,4 +28,7 @@ def installers() -> list[Installer]:
     from xcsh.coding.compaction.compactor import install as install_compaction
 
     found.append(install_compaction)
+    from xcsh.coding.extensions.feature import install as install_extensions
+
+    found.append(install_extensions)
     return found

@@ -16,3 +16,6 @@ def install(server: RpcServer) -> None:
     from xcsh.modes.rpc.commands_ops import install as install_ops
 
     install_ops(server)
+    from xcsh.modes.rpc.extension_ui import install as install_extension_ui
+
+    install_extension_ui(server)

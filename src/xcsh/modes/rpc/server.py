@@ -60,6 +60,8 @@ class RpcServer:
         self.on_host_tool_update: FrameHandler = lambda frame: None
         self.on_eof: list[Callable[[], None]] = []
         self.after_response: list[Callable[[], None]] = []
+        # called right after the ready frame (extensions' session_start)
+        self.on_ready: list[Callable[[], None]] = []
         self._queue: asyncio.Queue[Callable[[], Awaitable[None]] | None] = asyncio.Queue()
         self._background: set[asyncio.Task[Any]] = set()
         self._unsubscribe = session.subscribe(self.write)
@@ -104,6 +106,8 @@ class RpcServer:
     async def serve(self, reader: StdinReader) -> None:
         """Process stdin until EOF; returns when the input ends."""
         self.write({"type": "ready", "version": __version__})
+        for callback in self.on_ready:
+            callback()
         worker = asyncio.ensure_future(self._work())
         splitter = LineSplitter()
         try:

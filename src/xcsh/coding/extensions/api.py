@@ -1,0 +1,389 @@
+"""The extension API: what ``setup(xcsh)`` receives and what handlers are called with.
+
+An extension registers event handlers, tools and ``/commands`` through
+:class:`ExtensionAPI`. Handlers are called as ``handler(event, ctx)`` — ``event`` is
+the wire-shaped event dict, ``ctx`` an :class:`ExtensionContext` — and may be plain
+functions or coroutines. The UI (``ctx.ui`` / ``xcsh.ui``) follows :class:`ExtensionUI`;
+in RPC mode each call becomes an ``extension_ui_request`` frame, elsewhere dialogs
+resolve to their defaults at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from xcsh.ai.abort import AbortSignal
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model
+    from xcsh.coding.extensions.runner import ExtensionRunner
+    from xcsh.coding.session import AgentSession
+
+Handler = Callable[[dict[str, Any], "ExtensionContext"], Any]
+CommandHandler = Callable[[str, "ExtensionContext"], Any]
+ToolFunction = Callable[[dict[str, Any], "ToolInvocation"], Any]
+NotifyType = Literal["info", "warning", "error"]
+WidgetPlacement = Literal["aboveEditor", "belowEditor"]
+
+
+class ExtensionSetupError(Exception):
+    """An extension registered something invalid (a duplicate tool name, a bad command name)."""
+
+
+class ExtensionUI(Protocol):
+    """UI requests an extension can make; every method is safe to call in every mode.
+
+    Dialogs take ``timeout_ms`` (resolve to the default after that many milliseconds),
+    ``signal`` (resolve to the default when it fires) and ``on_timeout`` (called when the
+    dialog times out, or the host reports ``timedOut``). Defaults: ``select``/``input``/
+    ``editor`` → ``None``, ``confirm`` → ``False``.
+    """
+
+    @property
+    def has_ui(self) -> bool:
+        """True when a host answers dialogs (RPC mode); False when they resolve at once."""
+        ...
+
+    async def select(
+        self,
+        title: str,
+        options: list[str],
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> str | None: ...
+
+    async def confirm(
+        self,
+        title: str,
+        message: str,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> bool: ...
+
+    async def input(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> str | None: ...
+
+    async def editor(
+        self,
+        title: str,
+        prefill: str | None = None,
+        *,
+        signal: AbortSignal | None = None,
+        prompt_style: bool | None = None,
+    ) -> str | None: ...
+
+    def notify(self, message: str, type: NotifyType | None = None) -> None: ...
+
+    def set_status(self, key: str, text: str | None = None) -> None: ...
+
+    def set_widget(
+        self, key: str, lines: list[str] | None = None, *, placement: WidgetPlacement | None = None
+    ) -> None: ...
+
+    def set_title(self, title: str) -> None: ...
+
+    def set_editor_text(self, text: str) -> None: ...
+
+    def get_editor_text(self) -> str: ...
+
+
+class HeadlessUI:
+    """The UI without a host (print mode): dialogs return their defaults, the rest is dropped."""
+
+    @property
+    def has_ui(self) -> bool:
+        return False
+
+    async def select(
+        self,
+        title: str,
+        options: list[str],
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> str | None:
+        return None
+
+    async def confirm(
+        self,
+        title: str,
+        message: str,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> bool:
+        return False
+
+    async def input(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> str | None:
+        return None
+
+    async def editor(
+        self,
+        title: str,
+        prefill: str | None = None,
+        *,
+        signal: AbortSignal | None = None,
+        prompt_style: bool | None = None,
+    ) -> str | None:
+        return None
+
+    def notify(self, message: str, type: NotifyType | None = None) -> None:
+        pass
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        pass
+
+    def set_widget(
+        self, key: str, lines: list[str] | None = None, *, placement: WidgetPlacement | None = None
+    ) -> None:
+        pass
+
+    def set_title(self, title: str) -> None:
+        pass
+
+    def set_editor_text(self, text: str) -> None:
+        pass
+
+    def get_editor_text(self) -> str:
+        return ""
+
+
+class ExtensionContext:
+    """What a handler, command or tool sees of the running session.
+
+    ``session`` is the full :class:`AgentSession` for advanced uses; its API is not
+    part of the stable extension contract.
+    """
+
+    def __init__(self, runner: ExtensionRunner) -> None:
+        self._runner = runner
+
+    @property
+    def ui(self) -> ExtensionUI:
+        return self._runner.ui
+
+    @property
+    def has_ui(self) -> bool:
+        return self._runner.ui.has_ui
+
+    @property
+    def cwd(self) -> Path:
+        return self._runner.session.cwd
+
+    @property
+    def session(self) -> AgentSession:
+        return self._runner.session
+
+    @property
+    def model(self) -> Model:
+        return self._runner.session.model
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The abort signal of the current run (None while idle); pass it to dialogs."""
+        return self._runner.session.agent.signal
+
+    def is_idle(self) -> bool:
+        return not self._runner.session.is_streaming
+
+    async def abort(self) -> None:
+        """Abort the current run (like the ``abort`` command) and wait until idle."""
+        await self._runner.session.abort()
+
+    def shutdown(self) -> None:
+        """Ask the process to exit after the next command response (RPC mode)."""
+        self._runner.shutdown_requested = True
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolInvocation:
+    """One call of an extension tool: its id, abort signal, progress callback and context."""
+
+    tool_call_id: str
+    signal: AbortSignal | None
+    update: Callable[[str | dict[str, Any]], None]
+    context: ExtensionContext
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: ToolFunction
+    label: str = ""
+    concurrency: Literal["shared", "exclusive"] = "shared"
+    active: bool = True
+
+
+@dataclass(slots=True, kw_only=True)
+class CommandSpec:
+    name: str
+    handler: CommandHandler
+    description: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class Extension:
+    """What one extension registered during ``setup``."""
+
+    path: str
+    handlers: dict[str, list[Handler]] = field(default_factory=dict)
+    tools: list[ToolSpec] = field(default_factory=list)
+    commands: list[CommandSpec] = field(default_factory=list)
+
+
+class ExtensionAPI:
+    """Passed to an extension's ``setup(xcsh)``; the registrations take effect once setup returns."""
+
+    def __init__(self, runner: ExtensionRunner, extension: Extension) -> None:
+        self._runner = runner
+        self._extension = extension
+
+    @property
+    def path(self) -> str:
+        """Where this extension was loaded from."""
+        return self._extension.path
+
+    @property
+    def ui(self) -> ExtensionUI:
+        return self._runner.ui
+
+    @property
+    def cwd(self) -> Path:
+        return self._runner.session.cwd
+
+    def on(self, event: str, handler: Handler | None = None) -> Any:
+        """Call ``handler(event, ctx)`` for every session event of type ``event``.
+
+        Usable directly (``xcsh.on("turn_end", fn)``) or as a decorator (``@xcsh.on("turn_end")``).
+        """
+        if handler is None:
+
+            def decorate(fn: Handler) -> Handler:
+                self._extension.handlers.setdefault(event, []).append(fn)
+                return fn
+
+            return decorate
+        self._extension.handlers.setdefault(event, []).append(handler)
+        return handler
+
+    def register_tool(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        execute: ToolFunction,
+        *,
+        label: str = "",
+        concurrency: Literal["shared", "exclusive"] = "shared",
+        active: bool = True,
+    ) -> None:
+        """Add a tool the model can call: ``execute(args, invocation)`` returns text or a tool result.
+
+        A string becomes one text block; a dict with ``content`` is used as is; raising
+        makes the call an error result. Names must not clash with existing tools.
+        """
+        taken = {t.name for t in self._extension.tools}
+        if not name or name in self._runner.session.tool_registry or name in taken:
+            raise ExtensionSetupError(f'Tool "{name}" conflicts with an existing tool')
+        self._extension.tools.append(
+            ToolSpec(
+                name=name,
+                description=description,
+                parameters=parameters,
+                execute=execute,
+                label=label,
+                concurrency=concurrency,
+                active=active,
+            )
+        )
+
+    def register_command(self, name: str, handler: CommandHandler, description: str = "") -> None:
+        """Run ``handler(args, ctx)`` when a prompt is ``/name`` or ``/name args`` (even while streaming)."""
+        name = name.lstrip("/")
+        if not name or any(c.isspace() for c in name):
+            raise ExtensionSetupError(f"Invalid command name {name!r}")
+        self._extension.commands.append(CommandSpec(name=name, handler=handler, description=description))
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[dict[str, Any]],
+        *,
+        display: bool = True,
+        details: Any = None,
+        trigger_turn: bool = False,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        """Add a ``custom`` message to the conversation (see docs/extensions.md for delivery rules)."""
+        self._runner.send_message(
+            custom_type,
+            content,
+            display=display,
+            details=details,
+            trigger_turn=trigger_turn,
+            deliver_as=deliver_as,
+        )
+
+    def send_user_message(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        deliver_as: Literal["steer", "followUp"] | None = None,
+    ) -> None:
+        """Send a user message: starts a run when idle, else queued as ``deliver_as``."""
+        self._runner.send_user_message(content, deliver_as=deliver_as)
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        """Persist extension state as a ``custom`` session entry (not sent to the model)."""
+        self._runner.session.store.append_custom(custom_type, data)
+
+    def get_active_tools(self) -> list[str]:
+        return list(self._runner.session.active_tool_names)
+
+    def set_active_tools(self, names: list[str]) -> None:
+        """Choose which registered tools the model sees (unknown names are ignored)."""
+        session = self._runner.session
+        session.active_tool_names = [n for n in names if n in session.tool_registry]
+        session.refresh_tools()
+
+    def shutdown(self) -> None:
+        """Ask the process to exit after the next command response (RPC mode)."""
+        self._runner.shutdown_requested = True
+
+
+def as_tool_result(value: Any) -> dict[str, Any]:
+    """An extension tool's return value as a tool result."""
+    if isinstance(value, dict) and isinstance(value.get("content"), list):
+        return value
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}], "details": {}}
+    if value is None:
+        return {"content": [], "details": {}}
+    return {"content": [{"type": "text", "text": json.dumps(value, default=str)}], "details": {}}

@@ -1,0 +1,103 @@
+"""Finding and importing extensions.
+
+An extension is a Python file (``guard.py``) or a package directory (``guard/`` with an
+``__init__.py``) defining ``setup(xcsh)``. Sources, in load order: every ``-e PATH``,
+then ``<project>/.xcsh/extensions/`` and ``<agent dir>/extensions/`` (skipped with
+``--no-extensions``). Names starting with ``_`` or ``.`` are not discovered. A path
+is loaded once even when it is reachable twice.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+PROJECT_DIR = Path(".xcsh") / "extensions"
+_counter = itertools.count(1)
+
+
+class ExtensionLoadError(Exception):
+    """An extension could not be imported or has no usable ``setup``."""
+
+
+def _discover(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    found: list[Path] = []
+    for entry in sorted(directory.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith(("_", ".")):
+            continue
+        if (entry.is_file() and entry.suffix == ".py") or (
+            entry.is_dir() and (entry / "__init__.py").is_file()
+        ):
+            found.append(entry)
+    return found
+
+
+def _explicit(cwd: Path, raw: str) -> Path:
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else cwd / path
+
+
+def extension_paths(
+    *, cwd: Path, agent_dir: Path, explicit: Sequence[str], discover: bool = True
+) -> list[Path]:
+    """The extension paths to load, in order, without duplicates (explicit ones resolved against cwd)."""
+    candidates = [_explicit(cwd, raw) for raw in explicit]
+    if discover:
+        candidates += _discover(cwd / PROJECT_DIR)
+        candidates += _discover(agent_dir / "extensions")
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for path in candidates:
+        resolved = path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
+            out.append(resolved)
+    return out
+
+
+def import_extension(path: Path) -> Callable[[Any], Any]:
+    """Import the extension at ``path`` under a private module name; return its ``setup``.
+
+    Raises :class:`ExtensionLoadError` with a readable message for every failure,
+    including exceptions raised by the module's own top-level code.
+    """
+    if path.is_dir():
+        init = path / "__init__.py"
+        if not init.is_file():
+            raise ExtensionLoadError(f"{path} is a directory without __init__.py")
+        spec = importlib.util.spec_from_file_location(
+            _module_name(path), init, submodule_search_locations=[str(path)]
+        )
+    elif path.is_file():
+        spec = importlib.util.spec_from_file_location(_module_name(path), path)
+    else:
+        raise ExtensionLoadError(f"Extension not found: {path}")
+    if spec is None or spec.loader is None:
+        raise ExtensionLoadError(f"{path} is not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # extension boundary: third-party module code may raise anything
+        sys.modules.pop(spec.name, None)
+        raise ExtensionLoadError(str(exc) or type(exc).__name__) from exc
+    return _setup_of(module, path)
+
+
+def _module_name(path: Path) -> str:
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
+    return f"xcsh_extension_{next(_counter)}_{stem}"
+
+
+def _setup_of(module: ModuleType, path: Path) -> Callable[[Any], Any]:
+    setup = getattr(module, "setup", None)
+    if not callable(setup):
+        raise ExtensionLoadError(f"{path} does not define setup(xcsh)")
+    return setup  # type: ignore[no-any-return]  # module attribute checked callable above

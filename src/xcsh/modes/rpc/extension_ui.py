@@ -1,0 +1,270 @@
+"""The extension UI sub-protocol (rpc-protocol §8): UI calls become ``extension_ui_request`` frames.
+
+Dialogs (``select``, ``confirm``, ``input``, ``editor``) wait for the host's
+``extension_ui_response`` with the same ``id``; a timeout or an abort resolves them to
+their default without any frame (except ``editor``, whose abort sends ``cancel``).
+Responses for unknown or settled ids are ignored. ``setTitle`` is sent only when
+``PI_RPC_EMIT_TITLE`` is 1/true/yes/on. Extension failures become ``extension_error``
+frames, and an extension's shutdown request ends the process after the next response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import uuid
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.extensions.api import NotifyType, WidgetPlacement
+from xcsh.coding.extensions.feature import runner_for
+from xcsh.coding.extensions.runner import ExtensionRunner
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import RpcServer
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Frame = dict[str, Any]
+Write = Callable[[Frame], None]
+
+
+def titles_enabled(env: Mapping[str, str]) -> bool:
+    """Whether ``setTitle`` requests are emitted (``PI_RPC_EMIT_TITLE``, rpc-protocol §8.2)."""
+    return env.get("PI_RPC_EMIT_TITLE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _run_callback(callback: Callable[[], None] | None) -> None:
+    if callback is None:
+        return
+    try:
+        callback()
+    except Exception:  # extension boundary: an on_timeout callback is extension code
+        logger.exception("extension on_timeout callback failed")
+
+
+def _text_answer(frame: Frame, on_timeout: Callable[[], None] | None) -> str | None:
+    if frame.get("cancelled") is True:
+        if frame.get("timedOut") is True:
+            _run_callback(on_timeout)
+        return None
+    value = frame.get("value")
+    return value if isinstance(value, str) else None
+
+
+def _confirm_answer(frame: Frame, on_timeout: Callable[[], None] | None) -> bool:
+    if frame.get("cancelled") is True:
+        if frame.get("timedOut") is True:
+            _run_callback(on_timeout)
+        return False
+    return frame.get("confirmed") is True
+
+
+class UiBridge:
+    """An :class:`~xcsh.coding.extensions.api.ExtensionUI` speaking the RPC frames."""
+
+    def __init__(self, write: Write, *, emit_titles: bool = False) -> None:
+        self._write = write
+        self._emit_titles = emit_titles
+        self._pending: dict[str, Callable[[Frame], None]] = {}
+
+    @property
+    def has_ui(self) -> bool:
+        return True
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    def handle_response(self, frame: Frame) -> None:
+        """An ``extension_ui_response`` from the host; unknown ids are ignored silently."""
+        rid = frame.get("id")
+        resolve = self._pending.pop(rid, None) if isinstance(rid, str) else None
+        if resolve is not None:
+            resolve(frame)
+
+    def _send(self, method: str, fields: Mapping[str, Any], rid: str | None = None) -> str:
+        rid = rid or uuid.uuid4().hex
+        frame: Frame = {"type": "extension_ui_request", "id": rid, "method": method}
+        frame.update({k: v for k, v in fields.items() if v is not None})
+        self._write(frame)
+        return rid
+
+    async def _dialog(
+        self,
+        method: str,
+        fields: Mapping[str, Any],
+        default: T,
+        answer: Callable[[Frame], T],
+        *,
+        timeout_ms: int | None,
+        signal: AbortSignal | None,
+        on_timeout: Callable[[], None] | None,
+        cancel_on_abort: bool = False,
+    ) -> T:
+        if signal is not None and signal.aborted:
+            return default
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        rid = uuid.uuid4().hex
+
+        def settle(value: T) -> None:
+            self._pending.pop(rid, None)
+            if not future.done():
+                future.set_result(value)
+
+        def aborted() -> None:
+            if rid in self._pending and cancel_on_abort:
+                self._send("cancel", {"targetId": rid})
+            settle(default)
+
+        def expired() -> None:
+            _run_callback(on_timeout)
+            settle(default)
+
+        self._pending[rid] = lambda frame: settle(answer(frame))
+        unlink = signal.add_callback(aborted) if signal is not None else None
+        timer = loop.call_later(timeout_ms / 1000, expired) if timeout_ms is not None else None
+        self._send(method, fields, rid)
+        try:
+            return await future
+        finally:
+            self._pending.pop(rid, None)
+            if unlink is not None:
+                unlink()
+            if timer is not None:
+                timer.cancel()
+
+    async def select(
+        self,
+        title: str,
+        options: list[str],
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> str | None:
+        return await self._dialog(
+            "select",
+            {"title": title, "options": list(options), "timeout": timeout_ms},
+            None,
+            lambda frame: _text_answer(frame, on_timeout),
+            timeout_ms=timeout_ms,
+            signal=signal,
+            on_timeout=on_timeout,
+        )
+
+    async def confirm(
+        self,
+        title: str,
+        message: str,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> bool:
+        return await self._dialog(
+            "confirm",
+            {"title": title, "message": message, "timeout": timeout_ms},
+            False,
+            lambda frame: _confirm_answer(frame, on_timeout),
+            timeout_ms=timeout_ms,
+            signal=signal,
+            on_timeout=on_timeout,
+        )
+
+    async def input(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> str | None:
+        return await self._dialog(
+            "input",
+            {"title": title, "placeholder": placeholder, "timeout": timeout_ms},
+            None,
+            lambda frame: _text_answer(frame, on_timeout),
+            timeout_ms=timeout_ms,
+            signal=signal,
+            on_timeout=on_timeout,
+        )
+
+    async def editor(
+        self,
+        title: str,
+        prefill: str | None = None,
+        *,
+        signal: AbortSignal | None = None,
+        prompt_style: bool | None = None,
+    ) -> str | None:
+        return await self._dialog(
+            "editor",
+            {"title": title, "prefill": prefill, "promptStyle": prompt_style},
+            None,
+            lambda frame: _text_answer(frame, None),
+            timeout_ms=None,
+            signal=signal,
+            on_timeout=None,
+            cancel_on_abort=True,
+        )
+
+    def notify(self, message: str, type: NotifyType | None = None) -> None:
+        self._send("notify", {"message": message, "notifyType": type})
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        self._send("setStatus", {"statusKey": key, "statusText": text})
+
+    def set_widget(
+        self, key: str, lines: list[str] | None = None, *, placement: WidgetPlacement | None = None
+    ) -> None:
+        shown = list(lines) if lines is not None else None
+        self._send("setWidget", {"widgetKey": key, "widgetLines": shown, "widgetPlacement": placement})
+
+    def set_title(self, title: str) -> None:
+        if self._emit_titles:
+            self._send("setTitle", {"title": title})
+
+    def set_editor_text(self, text: str) -> None:
+        self._send("set_editor_text", {"text": text})
+
+    def get_editor_text(self) -> str:
+        # the host owns the editor; a synchronous read cannot wait for it
+        return ""
+
+
+def install(server: RpcServer) -> None:
+    """Give the session's extensions the RPC UI, error frames, ``session_start`` and shutdown."""
+    runner = runner_for(server.session)
+    if runner is None:
+        return
+    bridge = UiBridge(server.write, emit_titles=titles_enabled(os.environ))
+    runner.ui = bridge
+    server.on_ui_response = bridge.handle_response
+    runner.on_error = lambda error: server.write(error.frame())
+    runner.on_action_error = lambda command, message: server.write(
+        {"type": "response", "command": command, "success": False, "error": message}
+    )
+    server.on_ready.append(runner.start)
+    exiting: list[bool] = []
+
+    def check_shutdown() -> None:
+        if runner.shutdown_requested and not exiting:
+            exiting.append(True)
+            server.spawn(_shutdown(server, runner))
+
+    server.after_response.append(check_shutdown)
+
+
+async def _shutdown(server: RpcServer, runner: ExtensionRunner) -> None:
+    """An extension asked to exit: ``session_shutdown`` handlers, then exit code 0 (rpc-protocol §2.5)."""
+    await runner.shutdown()
+    server.session.shutdown()
+    sys.stderr.flush()
+    os._exit(0)
