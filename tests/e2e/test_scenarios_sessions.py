@@ -195,3 +195,40 @@ async def test_continue_and_session_flags_resume_the_conversation(
     async with spawn(workspace, "--session", first["sessionId"][:8]) as client:
         by_id = await client.get_state()
     assert by_id["sessionFile"] == first["sessionFile"] and by_id["messageCount"] == 4
+
+
+async def test_fork_copies_history_into_a_new_session(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.script(script.text("a1"))
+    async with spawn(workspace) as client:
+        await client.prompt_and_wait("q1?")
+        original = await client.get_state()
+    async with spawn(workspace, "--fork", original["sessionFile"]) as client:
+        forked = await client.get_state()
+        messages = await client.get_messages()
+    assert forked["sessionFile"] != original["sessionFile"] and forked["messageCount"] == 2
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert _lines(Path(forked["sessionFile"]))[0]["parentSession"] == original["sessionId"]
+
+
+async def test_a_second_process_on_the_same_session_file_is_refused(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    import subprocess
+    import sys
+
+    fake_llm.script(script.text("a1"))
+    async with spawn(workspace) as client:
+        await client.prompt_and_wait("q1?")
+        path = (await client.get_state())["sessionFile"]
+        result = subprocess.run(
+            [sys.executable, "-m", "xcsh", "--mode", "rpc", *_args(workspace, "--session", path)],
+            cwd=workspace.proj,
+            env=workspace.env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        still_alive = await client.get_state()
+    assert result.returncode == 1 and result.stdout == b""
+    assert b"Traceback" not in result.stderr and result.stderr.strip()
+    assert still_alive["messageCount"] == 2
