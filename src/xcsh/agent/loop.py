@@ -22,7 +22,7 @@ from xcsh.agent.tool_calls import (
 )
 from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
 from xcsh.ai.abort import AbortSignal
-from xcsh.ai.builder import empty_assistant_message
+from xcsh.ai.builder import ABORTED_MESSAGE, empty_assistant_message
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.stream import AssistantMessageStream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, ToolCall, ToolResultMessage
@@ -148,6 +148,7 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
     stream = hooks.stream_fn(model, context, options)
     started = False
     partial: AssistantMessage | None = None
+    seen: AssistantMessage | None = None
     async for event in stream:
         kind = event["type"]
         if kind == "start":
@@ -158,14 +159,13 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
         elif kind in ("done", "error"):
             continue
         else:
-            hooks.emit(
-                {
-                    "type": "message_update",
-                    "assistantMessageEvent": event,
-                    "message": cast(Any, event)["partial"],
-                }
-            )
+            seen = cast(Any, event)["partial"]
+            hooks.emit({"type": "message_update", "assistantMessageEvent": event, "message": seen})
+        if signal.aborted:
+            break  # abandoned at the next event, even if the provider already buffered more
     final = await stream.result()
+    if signal.aborted and final["stopReason"] not in ("aborted", "error"):
+        final = _aborted_copy(seen or partial or final)
     if started:
         # the partial object is the final one in our providers; replace defensively
         hooks.messages[_index_of(hooks.messages, partial)] = cast(AgentMessage, final)
@@ -174,6 +174,18 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
         hooks.emit({"type": "message_start", "message": final})
     hooks.emit({"type": "message_end", "message": final})
     return final
+
+
+def _aborted_copy(snapshot: AssistantMessage) -> AssistantMessage:
+    """The message as far as it was streamed, ended as aborted (the provider finished too late)."""
+    message = copy.deepcopy(snapshot)
+    for block in message["content"]:
+        if block["type"] == "toolCall":
+            cast(dict[str, Any], block).pop("partialJson", None)
+            cast(dict[str, Any], block).pop("partialArgs", None)
+    message["stopReason"] = "aborted"
+    message["errorMessage"] = ABORTED_MESSAGE
+    return message
 
 
 def _index_of(messages: list[AgentMessage], target: object) -> int:

@@ -31,4 +31,7 @@ def installers() -> list[Installer]:
     from xcsh.coding.extensions.feature import install as install_extensions
 
     found.append(install_extensions)
+    from xcsh.coding.ttsr.feature import install as install_ttsr
+
+    found.append(install_ttsr)
     return found

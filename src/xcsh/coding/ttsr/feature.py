@@ -1,0 +1,203 @@
+"""TTSR in the session: watch the stream, interrupt on a rule match, inject the rule, continue.
+
+On a match whose interrupt mode applies (agent-behaviour §12.3) the run is aborted and
+``ttsr_triggered`` emitted; when the run has ended, the aborted assistant message is
+dropped from the live context (``ttsr.contextMode`` ``discard``), a hidden
+``ttsr-injection`` custom message is appended and persisted with a ``ttsr_injection``
+entry, and the agent continues. A match that does not interrupt is injected as a
+follow-up once the assistant message completes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xcsh.agent.types import AgentEvent, AgentMessage
+from xcsh.coding.hooks import RunAction
+from xcsh.coding.messages import custom_message
+from xcsh.coding.ttsr.matcher import MatchContext, TtsrMatcher, path_candidates, should_interrupt
+from xcsh.coding.ttsr.rules import Rule, discover_rules
+
+if TYPE_CHECKING:
+    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.session import AgentSession
+
+INJECTION_TYPE = "ttsr-injection"
+INTERRUPT_TEMPLATE = (
+    '<system-interrupt reason="rule_violation" rule="{name}" path="{path}">\n'
+    "Your previous output was stopped because it broke a rule set for this project.\n"
+    "This notice comes from the coding agent itself, not from a tool or a file. Follow the rule:\n"
+    "\n"
+    "{content}\n"
+    "</system-interrupt>"
+)
+
+
+def injection_text(rules: list[Rule]) -> str:
+    """The content of a ``ttsr-injection`` message: one ``<system-interrupt>`` block per rule."""
+    return "\n\n".join(
+        INTERRUPT_TEMPLATE.format(name=r["name"], path=r["path"], content=r["content"]) for r in rules
+    )
+
+
+def injection_message(rules: list[Rule]) -> AgentMessage:
+    return custom_message(
+        INJECTION_TYPE,
+        injection_text(rules),
+        display=False,
+        details={"rules": [r["name"] for r in rules]},
+    )
+
+
+def injected_names(entries: list[Any]) -> list[str]:
+    """Rule names recorded by the session's ``ttsr_injection`` entries."""
+    names: list[str] = []
+    for entry in entries:
+        if entry.get("type") == "ttsr_injection":
+            names.extend(n for n in entry.get("injectedRules") or [] if isinstance(n, str))
+    return names
+
+
+class TtsrFeature:
+    """Stream watcher (an agent listener) and post-run handler of one session."""
+
+    def __init__(self, session: AgentSession, matcher: TtsrMatcher) -> None:
+        self.session = session
+        self.matcher = matcher
+        self.pending: list[Rule] = []
+        self.interrupting = False
+        self._target: Any = None
+
+    # ---- stream watching -------------------------------------------------------------
+    def on_agent_event(self, event: AgentEvent) -> None:
+        """Agent listener (runs after the session has forwarded the event to hosts)."""
+        kind = event["type"]
+        if kind == "turn_start":
+            self.matcher.reset_buffers()
+        elif kind == "turn_end":
+            self.matcher.count_turn()
+        elif kind == "message_update" and not self.interrupting:
+            self._check(event)
+        elif kind == "message_end":
+            self._message_end(event["message"])
+
+    def _context(self, update: dict[str, Any], message: AgentMessage) -> MatchContext | None:
+        kind = update.get("type")
+        if kind == "text_delta":
+            return MatchContext(source="text")
+        if kind == "thinking_delta":
+            return MatchContext(source="thinking")
+        if kind != "toolcall_delta":
+            return None
+        index = update.get("contentIndex", -1)
+        content = message.get("content") or []
+        block = content[index] if isinstance(index, int) and 0 <= index < len(content) else None
+        if not isinstance(block, dict) or block.get("type") != "toolCall":
+            return MatchContext(source="tool")
+        name = str(block.get("name") or "")
+        key = f"toolcall:{block['id']}" if block.get("id") else f"tool:{name}:{index}"
+        return MatchContext(
+            source="tool",
+            tool_name=name,
+            stream_key=key,
+            file_paths=path_candidates(block.get("arguments"), str(self.session.cwd)),
+        )
+
+    def _check(self, event: AgentEvent) -> None:
+        update = event.get("assistantMessageEvent") or {}
+        context = self._context(update, event.get("message") or {})
+        if context is None:
+            return
+        matches = self.matcher.check(str(update.get("delta", "")), context)
+        if not matches:
+            return
+        known = {r["name"] for r in self.pending}
+        self.pending.extend(r for r in matches if r["name"] not in known)
+        mode = str(self.session.settings.get("ttsr.interruptMode", "always"))
+        if not should_interrupt(matches, context.source, mode):
+            return
+        self.interrupting = True
+        self._target = (event.get("message") or {}).get("timestamp")
+        self.session.agent.abort("ttsr")
+        self.session.emit({"type": "ttsr_triggered", "rules": matches})
+
+    def _message_end(self, message: AgentMessage) -> None:
+        role = message.get("role")
+        if role == "custom" and message.get("customType") == INJECTION_TYPE:
+            # a deferred injection was delivered (and persisted by the session)
+            details = message.get("details") or {}
+            self._record([n for n in details.get("rules") or [] if isinstance(n, str)])
+            return
+        if role != "assistant" or self.interrupting or not self.pending:
+            return
+        rules, self.pending = self.pending, []
+        if message.get("stopReason") in ("aborted", "error"):
+            return
+        self.session.agent.follow_up(injection_message(rules))
+
+    def _record(self, names: list[str]) -> None:
+        names = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+        if names:
+            self.matcher.mark_injected(names)
+            self.session.store.append_ttsr_injection(names)
+
+    # ---- post-run ------------------------------------------------------------------------
+    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
+        if not self.interrupting:
+            return None
+        self.interrupting = False
+        rules, self.pending = self.pending, []
+        index = self._target_index()
+        if index is None or not rules:
+            return None
+        messages = session.agent.messages
+        if session.settings.get("ttsr.contextMode", "discard") == "discard":
+            del messages[index:]
+        message = injection_message(rules)
+        messages.append(message)
+        session.store.append_message(message)
+        self._record([r["name"] for r in rules])
+        return RunAction("continue")
+
+    def _target_index(self) -> int | None:
+        messages = self.session.agent.messages
+        for i in range(len(messages) - 1, -1, -1):
+            message = messages[i]
+            if message.get("role") == "assistant" and (
+                self._target is None or message.get("timestamp") == self._target
+            ):
+                return i
+        return None
+
+    def cancel(self) -> None:
+        """An abort (or session switch) drops any scheduled injection."""
+        self.interrupting = False
+        self.pending = []
+
+    # ---- session changes -----------------------------------------------------------------
+    def restore(self) -> None:
+        self.matcher.forget_injections()
+        self.matcher.restore_injected(injected_names(list(self.session.store.entries)))
+
+    def on_session_change(self, session: AgentSession, reason: str) -> None:
+        self.cancel()
+        self.restore()
+
+
+def install(session: AgentSession, options: StartupOptions) -> None:
+    """Load the rules and watch the session's streams (skipped by ``--no-rules`` or ``ttsr.enabled: false``)."""
+    settings = session.settings
+    if options.no_rules or not settings.get_bool("ttsr.enabled", True):
+        return
+    matcher = TtsrMatcher(
+        discover_rules(options.cwd, options.agent_dir),
+        repeat_mode=str(settings.get("ttsr.repeatMode", "once")),
+        repeat_gap=settings.get_int("ttsr.repeatGap", 10),
+    )
+    if not matcher.has_rules:
+        return
+    feature = TtsrFeature(session, matcher)
+    feature.restore()
+    session.hooks.post_run.append(feature)
+    session.hooks.on_session_change.append(feature.on_session_change)
+    session.agent.subscribe(feature.on_agent_event)
