@@ -76,7 +76,9 @@ async def test_s37_cancelled_or_value_answers_to_confirm_resolve_to_false(worksp
     assert await confirm_answer(workspace, {"confirmed": False}) == "confirm=false"
 
 
-async def test_s38_dialog_timeout_resolves_to_default_and_late_answer_is_ignored(workspace: Workspace) -> None:
+async def test_s38_dialog_timeout_resolves_to_default_and_late_answer_is_ignored(
+    workspace: Workspace,
+) -> None:
     async with spawn(workspace) as client:
         start = client.mark()
         await client.prompt("/ui-input")
@@ -165,7 +167,13 @@ async def test_s40_fire_and_forget_methods_and_no_title_by_default(workspace: Wo
 
 async def test_s40_pi_rpc_emit_title_on_re_enables_set_title(workspace: Workspace) -> None:
     frames = await misc_frames(workspace, {**workspace.env, "PI_RPC_EMIT_TITLE": " On "})
-    assert [f["method"] for f in frames] == ["setStatus", "setStatus", "setWidget", "set_editor_text", "setTitle"]
+    assert [f["method"] for f in frames] == [
+        "setStatus",
+        "setStatus",
+        "setWidget",
+        "set_editor_text",
+        "setTitle",
+    ]
     assert {k: v for k, v in frames[-1].items() if k != "id"} == {
         "type": "extension_ui_request",
         "method": "setTitle",
