@@ -20,6 +20,8 @@ from xcsh.ai.providers import openai_completions
 from xcsh.ai.types import Context, Model
 
 MAX_CONTEXT_WINDOW = 32768
+# The server's default (0.8) lets a 1.5B model skip steps ("ran it" without running it).
+DEFAULT_TEMPERATURE = 0.2
 
 # What the llama.cpp server understands; explicit so no detection by name or URL applies.
 LOCAL_COMPAT: dict[str, object] = {
@@ -62,5 +64,8 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     # A fresh loopback connection per request: the embedded server closes kept-alive
     # connections after a few requests, and reusing one it just closed fails the call.
     headers = {**options.headers, "Connection": "close"}
-    local_options = dataclasses.replace(options, api_key=endpoint.api_key, reasoning=None, headers=headers)
+    temperature = DEFAULT_TEMPERATURE if options.temperature is None else options.temperature
+    local_options = dataclasses.replace(
+        options, api_key=endpoint.api_key, reasoning=None, headers=headers, temperature=temperature
+    )
     await openai_completions.run(served, context, local_options, builder)
