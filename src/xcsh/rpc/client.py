@@ -238,8 +238,11 @@ class RpcClient:
         limit = timeout or self.timeout
         async with asyncio.timeout(limit):
             await self.wait_for_type("agent_end", since=since, timeout=limit)
-            while (await self.get_state())["isStreaming"]:
+            while True:
+                # mark before asking: the chain's last agent_end may be read before we resume
                 mark = self.mark()
+                if not (await self.get_state())["isStreaming"]:
+                    break
                 await self.wait_for_type("agent_end", since=mark, timeout=limit)
         return self.frames[since:]
 
