@@ -65,6 +65,9 @@ class StartupOptions:
     no_rules: bool = False
 
 
+# Tools that feature installers register when ``--tools`` lists them (not built-ins).
+FEATURE_TOOL_NAMES = frozenset({"todo_write"})
+
 # Feature modules register installers here; each is called with the new session.
 FeatureInstaller = Callable[[AgentSession, StartupOptions], None]
 FEATURES: list[FeatureInstaller] = []
@@ -254,7 +257,8 @@ def _tool_names(options: StartupOptions) -> list[str]:
         if not name:
             continue
         if name not in BUILTIN_TOOL_NAMES:
-            logger.warning("unknown tool %r ignored (known: %s)", name, ", ".join(BUILTIN_TOOL_NAMES))
+            if name not in FEATURE_TOOL_NAMES:
+                logger.warning("unknown tool %r ignored (known: %s)", name, ", ".join(BUILTIN_TOOL_NAMES))
             continue
         names.append(name)
     return names
