@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +99,34 @@ async def test_status_line_reports_turns_and_last_tool(workspace: Workspace, fak
         {"type": "extension_ui_request", "method": "setStatus", "statusKey": "status-line"},
         {"type": "extension_ui_request", "method": "setWidget", "widgetKey": "status-line"},
     ]
+
+
+def test_guard_blocks_in_print_mode_where_confirm_answers_false(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    target = victim(workspace)
+    fake_llm.script(
+        script.tool_calls(("c1", "bash", {"command": f"rm -rf {target}"})), script.text("gave up")
+    )
+    args = [
+        "--model",
+        "fake/fake-model",
+        "--tools",
+        "bash",
+        "--no-session",
+        "-e",
+        str(EXAMPLES / "guard_rm.py"),
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "xcsh", *args, "-p", "clean up"],
+        cwd=workspace.proj,
+        env=workspace.env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"gave up\n"
+    assert (target / "keep.txt").exists()
+    tool_result = next(m for m in fake_llm.requests[1].json["messages"] if m["role"] == "tool")
+    assert "Blocked by the user" in str(tool_result["content"])

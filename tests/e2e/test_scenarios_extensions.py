@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,32 @@ async def test_no_extensions_flag_skips_discovery_but_keeps_explicit_ones(worksp
         error = await client.wait_for(lambda f: f["type"] == "extension_error", since=start)
         assert error["extensionPath"] == "command:ui-throw"
         assert not [f for f in client.frames if f.get("event") == "load"]
+
+
+LIFECYCLE_EXT = Path(__file__).resolve().parent / "extensions" / "lifecycle_ext.py"
+
+
+async def test_session_start_is_delivered_after_ready(workspace: Workspace) -> None:
+    args = [*BASE_ARGS, "-e", str(LIFECYCLE_EXT)]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        notify = await client.wait_for(ui_request("notify"))
+        assert notify["message"] == "session started"
+        assert client.frames[0]["type"] == "ready" and client.frames.index(notify) > 0
+
+
+async def test_extension_shutdown_happens_after_the_next_response_with_session_shutdown(
+    workspace: Workspace,
+) -> None:
+    args = [*BASE_ARGS, "-e", str(LIFECYCLE_EXT)]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        start = client.mark()
+        await client.prompt("/quit")
+        await client.wait_for(lambda f: f.get("message") == "quitting", since=start)
+        mark = client.mark()
+        state = await client.get_state()
+        assert state["isStreaming"] is False
+        goodbye = await client.wait_for(lambda f: f.get("message") == "goodbye", since=mark)
+        assert client.frames.index(goodbye) > mark
+        async with asyncio.timeout(5):
+            code = await client.process.wait()
+    assert code == 0
