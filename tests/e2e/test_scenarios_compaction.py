@@ -182,3 +182,26 @@ async def test_s48_overflow_error_is_compacted_away_and_the_request_retried(
     ]
     retried = _prompt_text(fake_llm.requests[4])  # summary and kept user message (merged for the model)
     assert "<summary>\nSUM\n</summary>" in retried and retried.endswith(Y40)
+
+
+async def test_compact_during_a_run_aborts_it_first_then_compacts(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.config(KEEP_10)
+    fake_llm.script(
+        script.text("first answer"), script.hold("partial"), script.text("SUMMARY"), script.text("SHORT")
+    )
+    async with spawn(workspace) as client:
+        await client.prompt_and_wait("question one?")
+        mark = client.mark()
+        await client.prompt(Y40)
+        await client.wait_for_type("message_update", since=mark)
+        result = await client.compact()
+        state = await client.get_state()
+        messages = await client.get_messages()
+    aborted = [f for f in client.frames[mark:] if f["type"] == "message_end"][-1]["message"]
+    assert aborted["stopReason"] == "aborted"
+    assert result["summary"] == "SUMMARY" and result["shortSummary"] == "SHORT"
+    assert (state["isStreaming"], state["isCompacting"]) == (False, False)
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    assert "[User]: question one?" in _prompt_text(fake_llm.requests[2])

@@ -158,10 +158,14 @@ def find_cut_point(
         if previous.get("type") in ("message", "compaction"):
             break
         cut -= 1
-    if _role(entries[cut]) == "user":
+    # The turn is split unless the kept region's first message begins a turn (the cut may
+    # sit on a model or thinking change that precedes it).
+    first_message = next((i for i in range(cut, end) if entry_message(entries[i]) is not None), cut)
+    if _role(entries[first_message]) == "user":
         return CutPoint(cut, -1, False)
-    turn_start = find_turn_start(entries, cut, start)
-    return CutPoint(cut, turn_start, turn_start != -1)
+    turn_start = find_turn_start(entries, first_message, start)
+    split = turn_start != -1 and turn_start < first_message
+    return CutPoint(cut, turn_start if split else -1, split)
 
 
 def extract_file_ops(message: Mapping[str, Any], ops: FileOperations) -> None:
