@@ -70,6 +70,13 @@ class NoApiKeyError(CompactionError):
 _SKIPPED = (NothingToCompactError, AlreadyCompactedError, NoModelError, NoApiKeyError)
 
 
+def _number(value: Any) -> float:
+    """A numeric setting; anything else counts as unset (-1)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return -1.0
+
+
 def _is_before_compaction(message: AgentMessage, context: list[AgentMessage]) -> bool:
     """True when ``message`` predates the latest compaction of the live context."""
     summary = next((m for m in reversed(context) if m.get("role") == "compactionSummary"), None)
@@ -97,7 +104,7 @@ class Compactor:
         settings = self._session.settings
         return ThresholdSettings(
             reserve_tokens=settings.get_int("compaction.reserveTokens", 16384),
-            threshold_percent=float(settings.get("compaction.thresholdPercent", -1) or -1),
+            threshold_percent=_number(settings.get("compaction.thresholdPercent", -1)),
             threshold_tokens=settings.get_int("compaction.thresholdTokens", -1),
         )
 

@@ -137,7 +137,8 @@ def find_cut_point(
     Walks ``entries[start:end]`` newest → oldest summing message estimates; where the
     sum reaches the budget, the kept region starts at the nearest valid cut point at
     or after that entry (the first valid one when the budget is never reached), then
-    moves back over directly preceding non-message entries.
+    moves back over directly preceding non-message entries. The turn counts as split
+    when the first kept message does not itself begin a turn.
     """
     cut_points = [i for i in range(start, end) if is_cut_point(entries[i])]
     if not cut_points:
