@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,7 +22,7 @@ import pytest
 from xcsh.ai.abort import AbortController
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.local import API, default_model
-from xcsh.ai.local.runtime import current_runtime
+from xcsh.ai.local.runtime import current_runtime, stop_runtime
 from xcsh.ai.local.weights import ChecksumMismatchError, is_verified, join_parts
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
@@ -92,11 +93,12 @@ def smol_gguf() -> Path:
 
 
 @pytest.fixture(scope="module")
-def smol(smol_gguf: Path) -> Model:
+def smol(smol_gguf: Path) -> Iterator[Model]:
     model = default_model(context_window=4096)
     model["id"] = str(smol_gguf)  # a .gguf path runs that file instead of the bundled weights
     model["maxTokens"] = 256
-    return model
+    yield model
+    stop_runtime()  # free the server now rather than when the whole test session exits
 
 
 def context(prompt: str, tools: list[Tool] | None = None) -> Context:

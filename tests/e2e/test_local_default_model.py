@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from xcsh.ai.local import INSTALL_HINT, default_model, is_installed
-from xcsh.ai.local.runtime import current_runtime, ensure_runtime
+from xcsh.ai.local.runtime import current_runtime, ensure_runtime, stop_runtime
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.local import model_file, runtime_spec
 from xcsh.ai.registry import stream
@@ -134,8 +134,8 @@ async def test_default_model_writes_runs_and_reports_hello_world(
             }
             messages.append(result)
     task_s = time.monotonic() - task_started
-
     runtime = current_runtime()
+    stop_runtime()
     record = {
         "task": TASK,
         "model": default_model()["id"],
