@@ -211,9 +211,12 @@ class AgentSession:
 
     async def _prompt(self, text: str, images: list[dict[str, Any]] | None) -> None:
         try:
+            generation = self._generation
             self.flush_pending_bash()
             for check in self.hooks.pre_prompt:
                 await check(self)
+            if generation != self._generation:
+                return  # aborted while the pre-prompt checks ran
             initial: list[AgentMessage] = []
             for contribute in self.hooks.before_user_message:
                 initial.extend(contribute(self, text))
