@@ -19,9 +19,6 @@ Installer = Callable[["AgentSession", "StartupOptions"], None]
 def installers() -> list[Installer]:
     """The installers, imported lazily so start-up only loads what sessions use."""
     found: list[Installer] = []
-    from xcsh.coding.todos import install as install_todos
-
-    found.append(install_todos)
     from xcsh.coding.retry import install as install_retry
 
     found.append(install_retry)
@@ -34,4 +31,8 @@ def installers() -> list[Installer]:
     from xcsh.coding.ttsr.feature import install as install_ttsr
 
     found.append(install_ttsr)
+    # last: its post-run reminder comes after retry, compaction and TTSR recovery
+    from xcsh.coding.todos import install as install_todos
+
+    found.append(install_todos)
     return found

@@ -6,6 +6,7 @@ returns its :class:`TodoStore` (what ``set_todos`` writes and ``get_state`` read
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentEvent
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from xcsh.coding.session import AgentSession
 
 __all__ = ["TOOL_NAME", "TodoStore", "install", "todos_of"]
+
+logger = logging.getLogger(__name__)
 
 ERROR_REMINDER_TYPE = "todo-write-error-reminder"
 
@@ -61,7 +64,9 @@ def install(session: AgentSession, options: StartupOptions) -> None:
     )
     session.todo_provider = store
     registered, active = _tool_selection(options)
-    if registered and session.settings.get_bool("todo.enabled", True):
+    if TOOL_NAME in session.tool_registry:
+        logger.warning("a tool named %s is already registered; the built-in one is not added", TOOL_NAME)
+    elif registered and session.settings.get_bool("todo.enabled", True):
         tool = create_todo_write_tool(
             store, lambda: "session" if session.store.path is not None else "memory"
         )
