@@ -42,12 +42,11 @@ async def test_sigkill_mid_run_leaves_a_parseable_file_with_every_reported_entry
         kill_after = rng.randint(5, 140)
         mark = client.mark()
         await client.prompt("do the work?")
-        count = 0
+        seen = [0]
 
-        def enough(_: dict[str, Any]) -> bool:
-            nonlocal count
-            count += 1
-            return count >= kill_after or _.get("type") == "agent_end"
+        def enough(frame: dict[str, Any], limit: int = kill_after, seen: list[int] = seen) -> bool:
+            seen[0] += 1
+            return seen[0] >= limit or frame.get("type") == "agent_end"
 
         await client.wait_for(enough, since=mark, timeout=30)
         client.process.kill()
