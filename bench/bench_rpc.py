@@ -64,7 +64,11 @@ async def startup(fake: FakeLLM, runs: int) -> dict[str, Any]:
         await client.close()
         ready.append(t1 - t0)
         first.append(t2 - t0)
-    return {"ready_s_median": statistics.median(ready), "first_response_s_median": statistics.median(first), "runs": runs}
+    return {
+        "ready_s_median": statistics.median(ready),
+        "first_response_s_median": statistics.median(first),
+        "runs": runs,
+    }
 
 
 async def round_trip(fake: FakeLLM, count: int) -> dict[str, Any]:
