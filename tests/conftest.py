@@ -59,12 +59,15 @@ def fake_llm() -> Iterator[FakeLLM]:
         server.stop()
 
 
-def fake_models_yml(base_url: str, *, extra_models: str = "") -> str:
+WIRE_BASE_PATHS = {"openai-completions": "/v1", "anthropic-messages": ""}
+
+
+def fake_models_yml(base_url: str, *, extra_models: str = "", api: str = "openai-completions") -> str:
     return f"""providers:
   fake:
-    baseUrl: {base_url}/v1
+    baseUrl: {base_url}{WIRE_BASE_PATHS[api]}
     apiKey: test-key
-    api: openai-completions
+    api: {api}
     models:
       - id: fake-model
         reasoning: false
@@ -81,13 +84,14 @@ def fake_models_yml(base_url: str, *, extra_models: str = "") -> str:
 class Workspace:
     """The scenario harness's directories and environment (scenarios.md §0.1)."""
 
-    def __init__(self, root: Path, base_url: str) -> None:
+    def __init__(self, root: Path, base_url: str, api: str = "openai-completions") -> None:
+        self.api = api
         self.agent = root / "agent"
         self.proj = root / "proj"
         self.sess = root / "sessions"
         for d in (self.agent, self.proj, self.sess):
             d.mkdir(parents=True, exist_ok=True)
-        (self.agent / "models.yml").write_text(fake_models_yml(base_url))
+        (self.agent / "models.yml").write_text(fake_models_yml(base_url, api=api))
         self.env = {
             k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS and k != "PI_RPC_EMIT_TITLE"
         }
@@ -107,8 +111,32 @@ class Workspace:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, fake_llm: FakeLLM) -> Workspace:
-    return Workspace(tmp_path, fake_llm.base_url)
+def workspace(request: pytest.FixtureRequest, tmp_path: Path, fake_llm: FakeLLM) -> Workspace:
+    """The scenario workspace; parametrize indirectly with an api name to run on another wire."""
+    return Workspace(tmp_path, fake_llm.base_url, getattr(request, "param", "openai-completions"))
+
+
+def user_texts(request_json: dict[str, Any]) -> list[str]:
+    """The user-side texts of a recorded request, whatever the wire (OpenAI chat or Anthropic)."""
+    texts: list[str] = []
+    for message in request_json.get("messages", []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for block in content or []:
+            if block.get("type") == "text":
+                texts.append(block["text"])
+    return texts
+
+
+def roles(request_json: dict[str, Any]) -> list[str]:
+    """Roles of a recorded request's messages, without OpenAI's leading system message."""
+    return [
+        m["role"] for m in request_json.get("messages", []) if m.get("role") not in ("system", "developer")
+    ]
 
 
 BASE_ARGS = ["--model", "fake/fake-model", "--no-tools", "--no-session"]

@@ -30,7 +30,7 @@ def text_of(message: Frame) -> str:
     return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
 
 
-def assert_run(frames: list[Frame], user: str, reply: str) -> None:
+def assert_run(frames: list[Frame], user: str, reply: str, api: str = "openai-completions") -> None:
     """The standard RUN(u, r) sequence of scenarios.md §0.3 (message_update frames checked separately)."""
     assert kinds(frames) == [
         "agent_start",
@@ -53,7 +53,7 @@ def assert_run(frames: list[Frame], user: str, reply: str) -> None:
     end = [f for f in frames if f["type"] == "message_end"][-1]["message"]
     assert end["role"] == "assistant" and end["stopReason"] == "stop"
     assert end["content"] == [{"type": "text", "text": reply}]
-    assert (end["provider"], end["model"], end["api"]) == ("fake", "fake-model", "openai-completions")
+    assert (end["provider"], end["model"], end["api"]) == ("fake", "fake-model", api)
     turn_end = next(f for f in frames if f["type"] == "turn_end")
     assert turn_end["message"]["role"] == "assistant" and turn_end["toolResults"] == []
     agent_end = frames[-1]
