@@ -140,3 +140,30 @@ def roles(request_json: dict[str, Any]) -> list[str]:
 
 
 BASE_ARGS = ["--model", "fake/fake-model", "--no-tools", "--no-session"]
+
+
+def tool_defs(request_json: dict[str, Any]) -> list[dict[str, Any]]:
+    """``[{name, parameters}]`` of a recorded request's tools, whatever the wire."""
+    out = []
+    for tool in request_json.get("tools") or []:
+        if "function" in tool:
+            out.append({"name": tool["function"]["name"], "parameters": tool["function"]["parameters"]})
+        else:
+            out.append({"name": tool["name"], "parameters": tool.get("input_schema", {})})
+    return out
+
+
+def tool_results(request_json: dict[str, Any]) -> dict[str, str]:
+    """Tool-call id → result text of a recorded request, whatever the wire."""
+    out: dict[str, str] = {}
+    for message in request_json.get("messages", []):
+        if message.get("role") == "tool":
+            out[message["tool_call_id"]] = message["content"]
+        elif message.get("role") == "user" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    if isinstance(content, list):
+                        content = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+                    out[block["tool_use_id"]] = content
+    return out

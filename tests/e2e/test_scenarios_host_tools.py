@@ -6,11 +6,16 @@ import asyncio
 import re
 from typing import Any
 
-from conftest import BASE_ARGS, Workspace
+import pytest
+
+from conftest import BASE_ARGS, Workspace, tool_defs, tool_results
 from e2e.helpers import kinds, text_of
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
+
+# Host-tool scenarios run on both the OpenAI Chat Completions and the Anthropic Messages wire.
+pytestmark = pytest.mark.parametrize("workspace", ["openai-completions", "anthropic-messages"], indirect=True)
 
 Frame = dict[str, Any]
 
@@ -122,7 +127,7 @@ async def test_s32_registration_replacement_and_hidden_tools(workspace: Workspac
         response = await client.request({"id": "r2", "type": "set_host_tools", "tools": []})
         assert response["data"] == {"toolNames": []}
         assert (await client.get_state())["dumpTools"] == []
-    sent = [t["function"]["name"] for t in fake_llm.requests[0].json["tools"]]
+    sent = [t["name"] for t in tool_defs(fake_llm.requests[0].json)]
     assert sent == ["echo_host"]
 
 
@@ -205,8 +210,7 @@ async def test_s33_host_tool_round_trip_with_progress(workspace: Workspace, fake
     assert no_host_responses(frames)
     ends = [f for f in frames if f["type"] == "message_end" and f["message"]["role"] == "assistant"]
     assert ends[0]["message"]["stopReason"] == "toolUse" and text_of(ends[-1]["message"]) == "finished"
-    tool_messages = [m for m in fake_llm.requests[1].json["messages"] if m["role"] == "tool"]
-    assert tool_messages == [{"role": "tool", "tool_call_id": "call_1", "content": "done"}]
+    assert tool_results(fake_llm.requests[1].json) == {"call_1": "done"}
 
 
 async def test_s34_host_error_results_keep_only_their_text(workspace: Workspace, fake_llm: FakeLLM) -> None:
@@ -504,9 +508,7 @@ async def test_three_parallel_host_calls_answered_out_of_order_with_progress(
     ]
     turn_end = next(f for f in frames if f["type"] == "turn_end")
     assert [r["toolCallId"] for r in turn_end["toolResults"]] == ["c3", "c1", "c2"]
-    tool_messages = {
-        m["tool_call_id"]: m["content"] for m in fake_llm.requests[1].json["messages"] if m["role"] == "tool"
-    }
+    tool_messages = tool_results(fake_llm.requests[1].json)
     assert tool_messages == {"c1": "alpha result 1", "c2": "beta result 2", "c3": "gamma result 3"}
     assert no_host_responses(frames)
 
@@ -555,6 +557,6 @@ async def test_s21_intent_is_stripped_from_host_arguments_and_surfaced(
     }
     call = next(f for f in frames if f["type"] == "host_tool_call")
     assert call["arguments"] == {"message": "hi"}
-    schema = fake_llm.requests[0].json["tools"][0]["function"]["parameters"]
+    schema = tool_defs(fake_llm.requests[0].json)[0]["parameters"]
     assert next(iter(schema["properties"])) == "_i" and schema["properties"]["_i"]["type"] == "string"
     assert schema["required"][0] == "_i" and "message" in schema["required"]
