@@ -474,7 +474,10 @@ async def test_s26_thinking_level_on_a_reasoning_model_clamps_and_cycles(
         assert body["reasoning_effort"] == "medium"
     else:
         # medium asks for 8192 budget tokens; it is capped to fit under the model's 4096 max output
-        assert body["thinking"]["type"] == "enabled" and 0 < body["thinking"]["budget_tokens"] < body["max_tokens"]
+        assert (
+            body["thinking"]["type"] == "enabled"
+            and 0 < body["thinking"]["budget_tokens"] < body["max_tokens"]
+        )
 
 
 async def test_s26_thinking_flag_sets_the_initial_level(workspace: Workspace) -> None:
