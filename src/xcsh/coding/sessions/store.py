@@ -21,7 +21,6 @@ import copy
 import logging
 import os
 import re
-import secrets
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +28,7 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
-from xcsh.coding.sessions.blobs import BLOB_PREFIX, BlobStore, resolve_entry_blobs
+from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
 from xcsh.coding.sessions.entries import (
     CompactionEntry,
@@ -49,10 +48,10 @@ from xcsh.coding.sessions.entries import (
     is_valid_header,
     iso_now,
     new_header,
-    parse_line,
     serialize_entry,
     session_file_name,
 )
+from xcsh.coding.sessions.fileio import ParsedFile, atomic_write, repair_tail, write_fully
 from xcsh.coding.sessions.lock import SessionFileLock
 from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata
 
@@ -77,86 +76,6 @@ class InvalidBranchEntryError(SessionError):
 def sanitize_title(title: str) -> str:
     """Control characters become spaces, runs of spaces collapse, ends are trimmed."""
     return re.sub(" +", " ", _CONTROL_CHARS.sub(" ", title)).strip()
-
-
-# --------------------------------------------------------------------------- file helpers
-
-
-def _write_fully(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # not supported on every filesystem; the renamed file itself is synced
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        _write_fully(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-class _ParsedFile:
-    """The parsed objects of a session file and where its last complete object ends."""
-
-    def __init__(self, data: bytes) -> None:
-        self.size = len(data)
-        self.objects: list[dict[str, Any]] = []
-        self.has_blob_ref: list[bool] = []
-        self.good_end = 0
-        self.needs_newline = False
-        marker = BLOB_PREFIX.encode("ascii")
-        pos = 0
-        while pos < self.size:
-            newline = data.find(b"\n", pos)
-            end = self.size if newline == -1 else newline
-            line = data[pos:end]
-            obj = parse_line(line)
-            if obj is not None:
-                self.objects.append(obj)
-                self.has_blob_ref.append(marker in line)
-                self.good_end = end if newline == -1 else end + 1
-                self.needs_newline = newline == -1
-            pos = end + 1
-        self.torn_bytes = data[self.good_end :]
-
-
-def _repair_tail(path: Path, parsed: _ParsedFile) -> None:
-    if parsed.torn_bytes.strip():
-        logger.warning(
-            "session file %s ends with %d bytes of an incomplete entry (interrupted write); truncating them",
-            path,
-            len(parsed.torn_bytes),
-        )
-    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    try:
-        os.ftruncate(fd, parsed.good_end)
-        if parsed.needs_newline:
-            os.pwrite(fd, b"\n", parsed.good_end)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- the store
@@ -263,7 +182,7 @@ class SessionStore:
             data = path.read_bytes()
         except FileNotFoundError:
             data = b""
-        parsed = _ParsedFile(data)
+        parsed = ParsedFile(data)
         if not parsed.objects or not is_valid_header(parsed.objects[0]):
             if data.strip():
                 logger.warning("%s is not a session file; starting a new session at that path", path)
@@ -301,7 +220,7 @@ class SessionStore:
             logger.info("migrating session file %s to version %d", path, header.get("version"))
             store._write_all()
         elif parsed.good_end != parsed.size or parsed.needs_newline:
-            _repair_tail(path, parsed)
+            repair_tail(path, parsed)
         return store
 
     # ------------------------------------------------------------------ properties
@@ -547,7 +466,7 @@ class SessionStore:
                         return
                     self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                 data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
-                _write_fully(self._fd, data)
+                write_fully(self._fd, data)
                 os.fsync(self._fd)
             except OSError as exc:
                 raise self._latch(exc) from exc
@@ -569,7 +488,7 @@ class SessionStore:
                 lines = [serialize_entry(self._header, self._blobs)]
                 lines.extend(serialize_entry(e, self._blobs) for e in self._entries)
                 self._close_fd()
-                _atomic_write(self._path, ("\n".join(lines) + "\n").encode("utf-8"))
+                atomic_write(self._path, ("\n".join(lines) + "\n").encode("utf-8"))
             except (OSError, SessionError) as exc:
                 raise self._latch(exc) from exc
             self._flushed = True

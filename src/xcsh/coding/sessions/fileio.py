@@ -1,0 +1,94 @@
+"""Low-level session file I/O: whole writes, atomic replacement, parsing with torn-tail repair."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from xcsh.coding.sessions.blobs import BLOB_PREFIX
+from xcsh.coding.sessions.entries import parse_line
+
+logger = logging.getLogger(__name__)
+
+
+def write_fully(fd: int, data: bytes) -> None:
+    """Write all of ``data`` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # not supported on every filesystem; the renamed file itself is synced
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` via a synced temp file and a rename, then sync the directory."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        write_fully(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+class ParsedFile:
+    """The parsed objects of a session file and where its last complete object ends."""
+
+    def __init__(self, data: bytes) -> None:
+        self.size = len(data)
+        self.objects: list[dict[str, Any]] = []
+        self.has_blob_ref: list[bool] = []
+        self.good_end = 0
+        self.needs_newline = False
+        marker = BLOB_PREFIX.encode("ascii")
+        pos = 0
+        while pos < self.size:
+            newline = data.find(b"\n", pos)
+            end = self.size if newline == -1 else newline
+            line = data[pos:end]
+            obj = parse_line(line)
+            if obj is not None:
+                self.objects.append(obj)
+                self.has_blob_ref.append(marker in line)
+                self.good_end = end if newline == -1 else end + 1
+                self.needs_newline = newline == -1
+            pos = end + 1
+        self.torn_bytes = data[self.good_end :]
+
+
+def repair_tail(path: Path, parsed: ParsedFile) -> None:
+    """Cut a torn last line (and add a missing final newline), keeping every complete entry."""
+    if parsed.torn_bytes.strip():
+        logger.warning(
+            "session file %s ends with %d bytes of an incomplete entry (interrupted write); truncating them",
+            path,
+            len(parsed.torn_bytes),
+        )
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        os.ftruncate(fd, parsed.good_end)
+        if parsed.needs_newline:
+            os.pwrite(fd, b"\n", parsed.good_end)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
