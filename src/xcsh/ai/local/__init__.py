@@ -87,15 +87,18 @@ def is_installed() -> bool:
     return runtime_installed() and weights_available()
 
 
-def default_model(context_window: int = 16384) -> Model:
-    """The registry entry of the embedded model (keyless ``local`` provider, zero cost).
+def default_model(context_window: int = 32768) -> Model:
+    """The embedded model as a registry entry (keyless ``local`` provider, zero cost).
+
+    Mirrors the catalogue's entry (``xcsh.ai.catalog``); ``compat`` is informative only,
+    since the provider forces the flags the runtime needs.
 
     ``baseUrl`` is empty: the provider fills it with the runtime's loopback URL on first use.
     A model whose ``id`` is a path to a ``.gguf`` file runs that file instead.
     """
     return {
         "id": DEFAULT_MODEL_ID,
-        "name": "Qwen2.5-Coder 1.5B Instruct (local, offline)",
+        "name": "Qwen2.5-Coder 1.5B Instruct (local, Q4_K_M)",
         "api": API,
         "provider": PROVIDER,
         "baseUrl": "",
