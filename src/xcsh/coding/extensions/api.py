@@ -102,11 +102,29 @@ class ExtensionUI(Protocol):
     def get_editor_text(self) -> str: ...
 
 
-class HeadlessUI:
-    """The UI without a host (print mode): dialogs return their defaults, the rest is dropped."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialog:
+    """One dialog call: its method and parameters under their rpc-protocol names, and how it may end early."""
 
-    @property
-    def has_ui(self) -> bool:
+    method: Literal["select", "confirm", "input", "editor"]
+    fields: dict[str, Any]
+    timeout_ms: int | None = None
+    signal: AbortSignal | None = None
+    on_timeout: Callable[[], None] | None = None
+
+
+class DialogUI:
+    """The dialog half of :class:`ExtensionUI`, shared by its implementations.
+
+    Each dialog method becomes one :class:`Dialog` handed to :meth:`_ask_text` (``select``,
+    ``input``, ``editor``) or :meth:`_ask_confirm`; a subclass with a host overrides those
+    two. Here they resolve at once to the defaults, ``None`` and ``False``.
+    """
+
+    async def _ask_text(self, dialog: Dialog) -> str | None:
+        return None
+
+    async def _ask_confirm(self, dialog: Dialog) -> bool:
         return False
 
     async def select(
@@ -118,7 +136,12 @@ class HeadlessUI:
         signal: AbortSignal | None = None,
         on_timeout: Callable[[], None] | None = None,
     ) -> str | None:
-        return None
+        fields = {"title": title, "options": list(options)}
+        return await self._ask_text(
+            Dialog(
+                method="select", fields=fields, timeout_ms=timeout_ms, signal=signal, on_timeout=on_timeout
+            )
+        )
 
     async def confirm(
         self,
@@ -129,7 +152,12 @@ class HeadlessUI:
         signal: AbortSignal | None = None,
         on_timeout: Callable[[], None] | None = None,
     ) -> bool:
-        return False
+        fields = {"title": title, "message": message}
+        return await self._ask_confirm(
+            Dialog(
+                method="confirm", fields=fields, timeout_ms=timeout_ms, signal=signal, on_timeout=on_timeout
+            )
+        )
 
     async def input(
         self,
@@ -140,7 +168,10 @@ class HeadlessUI:
         signal: AbortSignal | None = None,
         on_timeout: Callable[[], None] | None = None,
     ) -> str | None:
-        return None
+        fields = {"title": title, "placeholder": placeholder}
+        return await self._ask_text(
+            Dialog(method="input", fields=fields, timeout_ms=timeout_ms, signal=signal, on_timeout=on_timeout)
+        )
 
     async def editor(
         self,
@@ -150,7 +181,16 @@ class HeadlessUI:
         signal: AbortSignal | None = None,
         prompt_style: bool | None = None,
     ) -> str | None:
-        return None
+        fields = {"title": title, "prefill": prefill, "promptStyle": prompt_style}
+        return await self._ask_text(Dialog(method="editor", fields=fields, signal=signal))
+
+
+class HeadlessUI(DialogUI):
+    """The UI without a host (print mode): dialogs return their defaults, the rest is dropped."""
+
+    @property
+    def has_ui(self) -> bool:
+        return False
 
     def notify(self, message: str, type: NotifyType | None = None) -> None:
         pass

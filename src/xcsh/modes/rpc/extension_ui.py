@@ -18,8 +18,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from xcsh.ai.abort import AbortSignal
-from xcsh.coding.extensions.api import NotifyType, WidgetPlacement
+from xcsh.coding.extensions.api import Dialog, DialogUI, NotifyType, WidgetPlacement
 from xcsh.coding.extensions.feature import runner_for
 from xcsh.coding.extensions.runner import ExtensionRunner
 
@@ -64,7 +63,7 @@ def _confirm_answer(frame: Frame, on_timeout: Callable[[], None] | None) -> bool
     return frame.get("confirmed") is True
 
 
-class UiBridge:
+class UiBridge(DialogUI):
     """An :class:`~xcsh.coding.extensions.api.ExtensionUI` speaking the RPC frames."""
 
     def __init__(self, write: Write, *, emit_titles: bool = False) -> None:
@@ -94,23 +93,22 @@ class UiBridge:
         self._write(frame)
         return rid
 
-    async def _dialog(
-        self,
-        method: str,
-        fields: Mapping[str, Any],
-        default: T,
-        answer: Callable[[Frame], T],
-        *,
-        timeout_ms: int | None,
-        signal: AbortSignal | None,
-        on_timeout: Callable[[], None] | None,
-        cancel_on_abort: bool = False,
-    ) -> T:
+    async def _ask_text(self, dialog: Dialog) -> str | None:
+        return await self._dialog(dialog, None, lambda frame: _text_answer(frame, dialog.on_timeout))
+
+    async def _ask_confirm(self, dialog: Dialog) -> bool:
+        return await self._dialog(dialog, False, lambda frame: _confirm_answer(frame, dialog.on_timeout))
+
+    async def _dialog(self, dialog: Dialog, default: T, answer: Callable[[Frame], T]) -> T:
+        """Send the request and wait for its answer, the timeout or the abort, whichever is first."""
+        signal, timeout_ms = dialog.signal, dialog.timeout_ms
         if signal is not None and signal.aborted:
             return default
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         rid = uuid.uuid4().hex
+        # only the editor tells the host to close on abort (rpc-protocol §8.4)
+        cancel_on_abort = dialog.method == "editor"
 
         def settle(value: T) -> None:
             self._pending.pop(rid, None)
@@ -123,13 +121,13 @@ class UiBridge:
             settle(default)
 
         def expired() -> None:
-            _run_callback(on_timeout)
+            _run_callback(dialog.on_timeout)
             settle(default)
 
         self._pending[rid] = lambda frame: settle(answer(frame))
         unlink = signal.add_callback(aborted) if signal is not None else None
         timer = loop.call_later(timeout_ms / 1000, expired) if timeout_ms is not None else None
-        self._send(method, fields, rid)
+        self._send(dialog.method, {**dialog.fields, "timeout": timeout_ms}, rid)
         try:
             return await future
         finally:
@@ -138,82 +136,6 @@ class UiBridge:
                 unlink()
             if timer is not None:
                 timer.cancel()
-
-    async def select(
-        self,
-        title: str,
-        options: list[str],
-        *,
-        timeout_ms: int | None = None,
-        signal: AbortSignal | None = None,
-        on_timeout: Callable[[], None] | None = None,
-    ) -> str | None:
-        return await self._dialog(
-            "select",
-            {"title": title, "options": list(options), "timeout": timeout_ms},
-            None,
-            lambda frame: _text_answer(frame, on_timeout),
-            timeout_ms=timeout_ms,
-            signal=signal,
-            on_timeout=on_timeout,
-        )
-
-    async def confirm(
-        self,
-        title: str,
-        message: str,
-        *,
-        timeout_ms: int | None = None,
-        signal: AbortSignal | None = None,
-        on_timeout: Callable[[], None] | None = None,
-    ) -> bool:
-        return await self._dialog(
-            "confirm",
-            {"title": title, "message": message, "timeout": timeout_ms},
-            False,
-            lambda frame: _confirm_answer(frame, on_timeout),
-            timeout_ms=timeout_ms,
-            signal=signal,
-            on_timeout=on_timeout,
-        )
-
-    async def input(
-        self,
-        title: str,
-        placeholder: str | None = None,
-        *,
-        timeout_ms: int | None = None,
-        signal: AbortSignal | None = None,
-        on_timeout: Callable[[], None] | None = None,
-    ) -> str | None:
-        return await self._dialog(
-            "input",
-            {"title": title, "placeholder": placeholder, "timeout": timeout_ms},
-            None,
-            lambda frame: _text_answer(frame, on_timeout),
-            timeout_ms=timeout_ms,
-            signal=signal,
-            on_timeout=on_timeout,
-        )
-
-    async def editor(
-        self,
-        title: str,
-        prefill: str | None = None,
-        *,
-        signal: AbortSignal | None = None,
-        prompt_style: bool | None = None,
-    ) -> str | None:
-        return await self._dialog(
-            "editor",
-            {"title": title, "prefill": prefill, "promptStyle": prompt_style},
-            None,
-            lambda frame: _text_answer(frame, None),
-            timeout_ms=None,
-            signal=signal,
-            on_timeout=None,
-            cancel_on_abort=True,
-        )
 
     def notify(self, message: str, type: NotifyType | None = None) -> None:
         self._send("notify", {"message": message, "notifyType": type})
