@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import fnmatch
 import os
-import re
 import shutil
 import sys
 import sysconfig
@@ -34,6 +33,7 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.globs import glob_to_regex
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head
@@ -160,50 +160,6 @@ def walk_files(root: Path, *, hidden: bool = True, gitignore: bool = True) -> It
                 yield path
         # Depth-first in sorted order, like `rg --sort path`.
         stack.extend((sub, rules) for sub in reversed(subdirs))
-
-
-def glob_to_regex(glob: str) -> re.Pattern[str]:
-    """Compile a glob (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``) to a full-match regex on ``/`` paths."""
-    out: list[str] = []
-    depth = 0
-    i = 0
-    while i < len(glob):
-        char = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = glob.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = glob[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        elif char == "{":
-            depth += 1
-            out.append("(?:")
-        elif char == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif char == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(char))
-        i += 1
-    out.extend(")" * depth)
-    return re.compile("".join(out) + r"\Z")
 
 
 def split_patterns(pattern: str) -> list[str]:

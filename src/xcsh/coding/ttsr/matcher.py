@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
+from xcsh.coding.globs import glob_to_regex as compile_glob
 from xcsh.coding.ttsr.rules import Rule
 
 logger = logging.getLogger(__name__)
@@ -23,50 +24,6 @@ Source = Literal["text", "thinking", "tool"]
 _TOOL_SCOPE = re.compile(
     r"^(?:(?P<prefix>tool)(?::(?P<tool>[a-z0-9_-]+))?|(?P<bare>[a-z0-9_-]+))(?:\((?P<path>[^)]+)\))?$", re.I
 )
-
-
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """A whole-string regex for a file glob: ``*``, ``?``, ``**``, ``[...]``, ``{a,b}``."""
-    out: list[str] = []
-    i = 0
-    depth = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "*":
-            if pattern.startswith("**", i):
-                i += 2
-                if pattern.startswith("/", i):
-                    i += 1
-                    out.append("(?:.*/)?")
-                else:
-                    out.append(".*")
-                continue
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end + 1
-                continue
-        elif char == "{":
-            depth += 1
-            out.append("(?:")
-        elif char == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif char == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
 
 
 def compile_condition(pattern: str) -> re.Pattern[str]:
