@@ -10,6 +10,7 @@ line (the bash rule "newline count + 1").
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,42 +47,50 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def truncate_head(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> Truncation:
-    """Keep whole lines from the start within both limits."""
+def _whole(text: str, max_lines: int, max_bytes: int) -> tuple[list[str], int, Truncation | None]:
+    """The lines and UTF-8 size of ``text``, and its untruncated result when it fits both limits."""
     total_bytes = _utf8_len(text)
     lines = text.split("\n")
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return Truncation(
-            content=text,
-            truncated=False,
-            truncated_by=None,
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=total_lines,
-            output_bytes=total_bytes,
-        )
-    if _utf8_len(lines[0]) > max_bytes:
-        return Truncation(
-            content="",
-            truncated=True,
-            truncated_by="bytes",
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=0,
-            output_bytes=0,
-            first_line_exceeds_limit=True,
-        )
+    if len(lines) > max_lines or total_bytes > max_bytes:
+        return lines, total_bytes, None
+    whole = Truncation(
+        content=text,
+        truncated=False,
+        truncated_by=None,
+        total_lines=len(lines),
+        total_bytes=total_bytes,
+        output_lines=len(lines),
+        output_bytes=total_bytes,
+    )
+    return lines, total_bytes, whole
+
+
+def _take(
+    lines: Iterable[str], max_lines: int, max_bytes: int
+) -> tuple[list[str], Literal["lines", "bytes"]]:
+    """Whole lines in the order given while both limits hold, and the limit that stopped them."""
     kept: list[str] = []
     used = 0
-    truncated_by: Literal["lines", "bytes"] = "lines"
-    for line in lines[:max_lines]:
+    for line in lines:
+        if len(kept) >= max_lines:
+            return kept, "lines"
         size = _utf8_len(line) + (1 if kept else 0)
         if used + size > max_bytes:
-            truncated_by = "bytes"
-            break
+            return kept, "bytes"
         kept.append(line)
         used += size
+    return kept, "lines"
+
+
+def _cut(
+    kept: list[str],
+    truncated_by: Literal["lines", "bytes"],
+    total_lines: int,
+    total_bytes: int,
+    *,
+    last_line_partial: bool = False,
+    first_line_exceeds_limit: bool = False,
+) -> Truncation:
     content = "\n".join(kept)
     return Truncation(
         content=content,
@@ -91,7 +100,20 @@ def truncate_head(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX
         total_bytes=total_bytes,
         output_lines=len(kept),
         output_bytes=_utf8_len(content),
+        last_line_partial=last_line_partial,
+        first_line_exceeds_limit=first_line_exceeds_limit,
     )
+
+
+def truncate_head(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> Truncation:
+    """Keep whole lines from the start within both limits."""
+    lines, total_bytes, whole = _whole(text, max_lines, max_bytes)
+    if whole is not None:
+        return whole
+    if _utf8_len(lines[0]) > max_bytes:
+        return _cut([], "bytes", len(lines), total_bytes, first_line_exceeds_limit=True)
+    kept, truncated_by = _take(lines, max_lines, max_bytes)
+    return _cut(kept, truncated_by, len(lines), total_bytes)
 
 
 def tail_bytes(text: str, max_bytes: int) -> str:
@@ -107,48 +129,15 @@ def tail_bytes(text: str, max_bytes: int) -> str:
 
 def truncate_tail(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> Truncation:
     """Keep whole lines from the end within both limits (a huge last line is cut to its tail)."""
-    total_bytes = _utf8_len(text)
-    lines = text.split("\n")
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return Truncation(
-            content=text,
-            truncated=False,
-            truncated_by=None,
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=total_lines,
-            output_bytes=total_bytes,
-        )
-    kept: list[str] = []
-    used = 0
-    truncated_by: Literal["lines", "bytes"] = "lines"
-    partial = False
-    for line in reversed(lines):
-        if len(kept) >= max_lines:
-            truncated_by = "lines"
-            break
-        size = _utf8_len(line) + (1 if kept else 0)
-        if used + size > max_bytes:
-            truncated_by = "bytes"
-            if not kept:
-                kept.append(tail_bytes(line, max_bytes))
-                partial = True
-            break
-        kept.append(line)
-        used += size
+    lines, total_bytes, whole = _whole(text, max_lines, max_bytes)
+    if whole is not None:
+        return whole
+    kept, truncated_by = _take(reversed(lines), max_lines, max_bytes)
+    partial = truncated_by == "bytes" and not kept
+    if partial:
+        kept = [tail_bytes(lines[-1], max_bytes)]
     kept.reverse()
-    content = "\n".join(kept)
-    return Truncation(
-        content=content,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=_utf8_len(content),
-        last_line_partial=partial,
-    )
+    return _cut(kept, truncated_by, len(lines), total_bytes, last_line_partial=partial)
 
 
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_CHARS) -> str:
