@@ -48,7 +48,7 @@ class Agent:
         steering_mode: str = "one-at-a-time",
         follow_up_mode: str = "one-at-a-time",
         interrupt_mode: str = "wait",
-        intent_tracing: bool = True,
+        intent_tracing: bool | Callable[[Model], bool] = True,
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         options_factory: Callable[[Model, AbortSignal], StreamOptions] | None = None,
@@ -63,6 +63,7 @@ class Agent:
         self.steering = MessageQueue(steering_mode)
         self.follow_ups = MessageQueue(follow_up_mode)
         self.interrupt_mode = interrupt_mode
+        # a bool, or a per-model decision (small constrained models do better without the field)
         self.intent_tracing = intent_tracing
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
@@ -146,7 +147,7 @@ class Agent:
             dequeue_steering=self.steering.drain,
             dequeue_follow_up=self.follow_ups.drain,
             interrupt_immediate=lambda: self.interrupt_mode != "wait",
-            intent_tracing=self.intent_tracing,
+            intent_tracing=self._intent_tracing_for,
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             take_tool_choice=self._take_tool_choice,
@@ -165,6 +166,10 @@ class Agent:
         finally:
             self._controller = None
             self._idle.set()
+
+    def _intent_tracing_for(self, model: Model) -> bool:
+        tracing = self.intent_tracing
+        return tracing(model) if callable(tracing) else tracing
 
     def _take_tool_choice(self) -> str | None:
         choice, self.next_tool_choice = self.next_tool_choice, None

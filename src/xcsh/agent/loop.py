@@ -50,7 +50,7 @@ class LoopHooks:
     dequeue_steering: Callable[[], list[AgentMessage]]
     dequeue_follow_up: Callable[[], list[AgentMessage]]
     interrupt_immediate: Callable[[], bool]
-    intent_tracing: bool = True
+    intent_tracing: Callable[[Model], bool] = field(default=lambda model: True)
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
     take_tool_choice: Callable[[], str | None] = field(default=lambda: None)
@@ -140,7 +140,8 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
         "messages": hooks.convert_to_llm(hooks.messages),
     }
     if tools:
-        context["tools"] = [llm_tool(t, hooks.intent_tracing) for t in tools]
+        tracing = hooks.intent_tracing(model)
+        context["tools"] = [llm_tool(t, tracing) for t in tools]
     options = hooks.make_options(model, signal)
     choice = hooks.take_tool_choice()
     if choice:

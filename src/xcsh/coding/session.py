@@ -80,7 +80,7 @@ class AgentSession:
             steering_mode=str(settings.get("steeringMode", "one-at-a-time")),
             follow_up_mode=str(settings.get("followUpMode", "one-at-a-time")),
             interrupt_mode=str(settings.get("interruptMode", "wait")),
-            intent_tracing=settings.get_bool("tools.intentTracing", True),
+            intent_tracing=self._intent_tracing_for,
             options_factory=self._stream_options,
         )
         self.agent.subscribe(self._on_agent_event)
@@ -157,6 +157,13 @@ class AgentSession:
             append_prompt=self.config.append_prompt,
             context_files=self.context_files,
         )
+
+    def _intent_tracing_for(self, model: Model) -> bool:
+        """The ``_i`` intent field is sent unless disabled, or for small schema-constrained models."""
+        if not self.settings.get_bool("tools.intentTracing", True):
+            return False
+        constrained = model.get("compat", {}).get("constrainedToolCalls") or model["api"] == "local-llamacpp"
+        return not constrained
 
     def _stream_options(self, model: Model, signal: AbortSignal) -> StreamOptions:
         budgets = self.settings.get("thinkingBudgets") or {}
