@@ -58,6 +58,39 @@ def drop_from_context(messages: list[AgentMessage], message: AgentMessage) -> bo
     return False
 
 
+class CancellableSleep:
+    """An injected ``sleep`` that :meth:`cancel` can cut short (one sleep at a time)."""
+
+    def __init__(self, sleep: Sleep = asyncio.sleep) -> None:
+        self._sleep = sleep
+        self._sleeper: asyncio.Future[Any] | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self._sleeper is not None and not self._sleeper.done()
+
+    async def __call__(self, seconds: float) -> bool:
+        """Sleep; False when :meth:`cancel` cut it short. Cancelling the caller cancels the sleep too."""
+        sleeper = asyncio.ensure_future(self._sleep(seconds))
+        self._sleeper = sleeper
+        try:
+            await asyncio.wait({sleeper})
+        except asyncio.CancelledError:
+            sleeper.cancel()
+            raise
+        finally:
+            self._sleeper = None
+        return not sleeper.cancelled()
+
+    def cancel(self) -> bool:
+        """Cancel a pending sleep; True when one was pending."""
+        sleeper = self._sleeper
+        if sleeper is None or sleeper.done():
+            return False
+        sleeper.cancel()
+        return True
+
+
 class RetryHandler:
     """The auto-retry post-run handler of one session.
 
@@ -67,9 +100,8 @@ class RetryHandler:
 
     def __init__(self, session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> None:
         self._session = session
-        self._sleep = sleep
+        self._back_off = CancellableSleep(sleep)
         self.attempt = 0
-        self._sleeper: asyncio.Future[Any] | None = None
         self._unsubscribe = session.agent.subscribe(self._on_agent_event)
 
     # ---- settings ------------------------------------------------------------------------
@@ -87,7 +119,7 @@ class RetryHandler:
 
     @property
     def is_sleeping(self) -> bool:
-        return self._sleeper is not None and not self._sleeper.done()
+        return self._back_off.pending
 
     # ---- success is announced as soon as the message ends --------------------------------
     def _on_agent_event(self, event: AgentEvent) -> None:
@@ -130,19 +162,6 @@ class RetryHandler:
             return None
         return RunAction("continue")
 
-    async def _back_off(self, seconds: float) -> bool:
-        """Sleep; False when the sleep was cancelled by abort_retry/abort."""
-        sleeper = asyncio.ensure_future(self._sleep(seconds))
-        self._sleeper = sleeper
-        try:
-            await asyncio.wait({sleeper})
-        except asyncio.CancelledError:
-            sleeper.cancel()
-            raise
-        finally:
-            self._sleeper = None
-        return not sleeper.cancelled()
-
     def _finish(self, final_error: str) -> None:
         """End a retry chain that is in progress with ``success:false``; no-op otherwise."""
         if self.attempt == 0:
@@ -154,11 +173,7 @@ class RetryHandler:
 
     def abort_retry(self) -> bool:
         """Cancel a sleeping back-off (``abort_retry``); True when one was pending."""
-        sleeper = self._sleeper
-        if sleeper is None or sleeper.done():
-            return False
-        sleeper.cancel()
-        return True
+        return self._back_off.cancel()
 
     def cancel(self) -> None:
         """Abort/new session: cancel the back-off, and close a chain whose continuation is running."""

@@ -42,7 +42,7 @@ from xcsh.coding.compaction.tokens import (
 )
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message
-from xcsh.coding.retry import RetryHandler, drop_from_context, last_assistant
+from xcsh.coding.retry import CancellableSleep, RetryHandler, drop_from_context, last_assistant
 from xcsh.coding.sessions.context import build_session_context
 
 if TYPE_CHECKING:
@@ -90,9 +90,8 @@ class Compactor:
 
     def __init__(self, session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> None:
         self._session = session
-        self._sleep = sleep
+        self._pause = CancellableSleep(sleep)
         self._controller: AbortController | None = None
-        self._sleeper: asyncio.Future[Any] | None = None
 
     # ---- settings ------------------------------------------------------------------------
     @property
@@ -241,24 +240,11 @@ class Compactor:
         elif self._over_threshold(message):
             await self._auto("threshold", will_retry=False)
 
-    async def _pause(self, seconds: float) -> bool:
-        sleeper = asyncio.ensure_future(self._sleep(seconds))
-        self._sleeper = sleeper
-        try:
-            await asyncio.wait({sleeper})
-        except asyncio.CancelledError:
-            sleeper.cancel()
-            raise
-        finally:
-            self._sleeper = None
-        return not sleeper.cancelled()
-
     def cancel(self) -> None:
         """Abort: stop a running summarisation and a pending overflow continuation."""
         if self._controller is not None:
             self._controller.abort("aborted")
-        if self._sleeper is not None and not self._sleeper.done():
-            self._sleeper.cancel()
+        self._pause.cancel()
 
 
 def compactor_for(session: AgentSession) -> Compactor | None:
