@@ -202,7 +202,7 @@ class AgentSession:
             raise BusyError(BUSY_TEXT)
         self._require_api_key()
         self._busy = True
-        return asyncio.ensure_future(self._prompt(text, images))
+        return asyncio.ensure_future(self._prompt(text, images, self._generation))
 
     def find_command(self, text: str) -> SlashCommand | None:
         if not text.startswith("/"):
@@ -216,9 +216,10 @@ class AgentSession:
         ):
             raise CommandError(no_api_key_text(model["provider"]))
 
-    async def _prompt(self, text: str, images: list[dict[str, Any]] | None) -> None:
+    async def _prompt(self, text: str, images: list[dict[str, Any]] | None, generation: int) -> None:
         try:
-            generation = self._generation
+            if generation != self._generation:
+                return  # aborted before the prompt got to run
             self.flush_pending_bash()
             for check in self.hooks.pre_prompt:
                 await check(self)
