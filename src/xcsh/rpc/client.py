@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line, encode_frame
 
@@ -34,6 +34,17 @@ class RpcError(RuntimeError):
     def __init__(self, response: Frame) -> None:
         super().__init__(str(response.get("error", "RPC command failed")))
         self.response = response
+
+
+class StartOptions(TypedDict, total=False):
+    """The keyword options of :meth:`RpcClient.start`, also taken by ``spawn`` and :class:`SyncRpcClient`."""
+
+    args: Sequence[str]
+    cwd: str | Path | None
+    env: Mapping[str, str] | None
+    command: Sequence[str] | None
+    stderr: Any
+    timeout: float
 
 
 class RpcClient:
@@ -55,18 +66,9 @@ class RpcClient:
     # ---- lifecycle ---------------------------------------------------------------------
     @classmethod
     @contextlib.asynccontextmanager
-    async def spawn(
-        cls,
-        *,
-        args: Sequence[str] = (),
-        cwd: str | Path | None = None,
-        env: Mapping[str, str] | None = None,
-        command: Sequence[str] | None = None,
-        stderr: Any = None,
-        timeout: float = 30.0,
-    ) -> AsyncIterator[RpcClient]:
-        """Start ``xcsh --mode rpc`` (``python -m xcsh`` by default), wait for ``ready``, close on exit."""
-        client = await cls.start(args=args, cwd=cwd, env=env, command=command, stderr=stderr, timeout=timeout)
+    async def spawn(cls, **options: Unpack[StartOptions]) -> AsyncIterator[RpcClient]:
+        """:meth:`start` as an async context manager that closes the client on exit."""
+        client = await cls.start(**options)
         try:
             yield client
         finally:
@@ -83,6 +85,7 @@ class RpcClient:
         stderr: Any = None,
         timeout: float = 30.0,
     ) -> RpcClient:
+        """Start ``xcsh --mode rpc`` (``python -m xcsh`` by default) and wait for ``ready``."""
         argv = [*(command or [sys.executable, "-m", "xcsh"]), "--mode", "rpc", *args]
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -432,7 +435,7 @@ def _text_result(value: Any) -> dict[str, Any]:
 class SyncRpcClient:
     """Blocking wrapper: runs an :class:`RpcClient` on a private event loop thread."""
 
-    def __init__(self, **spawn_kwargs: Any) -> None:
+    def __init__(self, **spawn_kwargs: Unpack[StartOptions]) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="xcsh-rpc-client", daemon=True)
         self._thread.start()
