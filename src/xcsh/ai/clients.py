@@ -39,12 +39,6 @@ def _key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
     )
 
 
-def _timeout(options: StreamOptions) -> Any:
-    import httpx
-
-    return httpx.Timeout(options.timeout_s, connect=min(30.0, options.timeout_s))
-
-
 def openai_client(model: Model, options: StreamOptions) -> openai.AsyncOpenAI:
     key = _key("openai", model, options)
     client = _cache.get(key)
