@@ -24,8 +24,8 @@ from xcsh.coding.compaction.tokens import (
     scaled_keep_budget,
     successful_usage,
 )
-from xcsh.coding.sessions.context import custom_message_from_entry
-from xcsh.coding.sessions.entries import SessionEntry, iso_to_epoch_ms
+from xcsh.coding.sessions.context import entry_message
+from xcsh.coding.sessions.entries import SessionEntry
 
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 ALREADY_COMPACTED = "Already compacted"
@@ -87,24 +87,6 @@ class CompactionPreparation:
     keep_recent_tokens: int
     previous_summary: str | None = None
     file_ops: FileOperations = field(default_factory=FileOperations)
-
-
-def entry_message(entry: Mapping[str, Any]) -> AgentMessage | None:
-    """The context message an entry contributes (None for non-message entries)."""
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        return message if isinstance(message, dict) else None
-    if kind == "custom_message":
-        return custom_message_from_entry(dict(entry))
-    if kind == "branch_summary" and entry.get("summary"):
-        return {
-            "role": "branchSummary",
-            "summary": entry["summary"],
-            "fromId": entry.get("fromId"),
-            "timestamp": iso_to_epoch_ms(str(entry.get("timestamp", ""))),
-        }
-    return None
 
 
 def _role(entry: Mapping[str, Any]) -> str | None:

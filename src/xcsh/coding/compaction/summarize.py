@@ -22,6 +22,7 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Context, Model
 from xcsh.coding.compaction.prepare import CompactionError, CompactionPreparation
 from xcsh.coding.messages import convert_to_llm, now_ms
+from xcsh.coding.sessions.context import content_text
 
 TOOL_RESULT_LIMIT = 2000
 MAX_LISTED_FILES = 20
@@ -119,18 +120,6 @@ class CompactionCancelledError(CompactionError):
 # ---------------------------------------------------------------------------- serialisation
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        b["text"]
-        for b in content
-        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
-
-
 def _tool_call_text(block: Mapping[str, Any]) -> str:
     args = block.get("arguments")
     pairs = args.items() if isinstance(args, Mapping) else []
@@ -152,7 +141,7 @@ def serialize_conversation(messages: Sequence[AgentMessage]) -> str:
         message = cast(Mapping[str, Any], converted)
         role = message["role"]
         if role in ("user", "developer"):
-            text = _text_of(message["content"])
+            text = content_text(message["content"])
             if text:
                 parts.append(f"[{'User' if role == 'user' else 'Developer'}]: {text}")
         elif role == "assistant":
@@ -174,7 +163,7 @@ def serialize_conversation(messages: Sequence[AgentMessage]) -> str:
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif role == "toolResult":
-            text = _text_of(message["content"])
+            text = content_text(message["content"])
             if text:
                 parts.append(f"[Tool result]: {_truncate_tool_result(text)}")
     return "\n\n".join(parts)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # types-Pygments is not a dev dependency
 
 from xcsh.coding.export.render import CLASS_PREFIX, esc, highlight_code, markdown, message_parts
-from xcsh.coding.sessions.context import message_text, path_to, session_stats
+from xcsh.coding.sessions.context import content_text, message_text, path_to, session_stats
 from xcsh.coding.sessions.entries import SessionEntry
 
 if TYPE_CHECKING:
@@ -135,8 +135,7 @@ def _snippet(entry: SessionEntry) -> str:
     elif entry.get("type") in ("compaction", "branch_summary"):
         text = str(entry.get("shortSummary") or entry.get("summary") or "")
     elif entry.get("type") == "custom_message":
-        content = entry.get("content")
-        text = content if isinstance(content, str) else message_text({"content": content})
+        text = content_text(entry.get("content"))
     else:
         for key in ("model", "thinkingLevel", "serviceTier", "mode", "label", "customType"):
             if key in entry:

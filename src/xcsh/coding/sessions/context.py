@@ -49,7 +49,7 @@ def path_to(entries_by_id: Mapping[str, SessionEntry], leaf: SessionEntry) -> li
     return path
 
 
-def custom_message_from_entry(entry: SessionEntry) -> AgentMessage:
+def custom_message_from_entry(entry: Mapping[str, Any]) -> AgentMessage:
     message: AgentMessage = {
         "role": "custom",
         "customType": entry.get("customType"),
@@ -88,7 +88,8 @@ def _remote_history(entry: SessionEntry) -> dict[str, Any] | None:
     return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
 
 
-def _message_of(entry: SessionEntry) -> AgentMessage | None:
+def entry_message(entry: Mapping[str, Any]) -> AgentMessage | None:
+    """The context message an entry contributes (None for non-message entries)."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
@@ -162,7 +163,7 @@ def build_session_context(entries: Sequence[SessionEntry], leaf_id: str | None) 
                     kept.append(entry)
         selected = kept + path[compaction_index + 1 :]
     for entry in selected:
-        message = _message_of(entry)
+        message = entry_message(entry)
         if message is not None:
             messages.append(message)
     context.messages = messages
@@ -253,7 +254,11 @@ def last_assistant_text(messages: Sequence[AgentMessage]) -> str | None:
 
 def message_text(message: Mapping[str, Any]) -> str:
     """Concatenated text blocks of a message's content (a plain-string content as is)."""
-    content = message.get("content")
+    return content_text(message.get("content"))
+
+
+def content_text(content: Any) -> str:
+    """Concatenated text blocks of a content list (a plain string as is, anything else ``""``)."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -261,5 +266,5 @@ def message_text(message: Mapping[str, Any]) -> str:
     return "".join(
         b["text"]
         for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
     )
