@@ -116,28 +116,27 @@ def externalize_data_url(store: BlobStore, url: str) -> str:
     return make_blob_ref(store.put(url.encode("utf-8")))
 
 
-def resolve_image_data(store: BlobStore, data: str) -> str:
-    """Base64 of the referenced blob; the reference itself when the blob is missing."""
+def _referenced_bytes(store: BlobStore, data: str) -> bytes | None:
+    """The blob ``data`` refers to; None when it is no reference or the blob is missing (logged)."""
     digest = parse_blob_ref(data)
     if digest is None:
-        return data
+        return None
     raw = store.get(digest)
     if raw is None:
         logger.warning("blob %s referenced by the session is missing", digest)
-        return data
-    return base64.b64encode(raw).decode("ascii")
+    return raw
+
+
+def resolve_image_data(store: BlobStore, data: str) -> str:
+    """Base64 of the referenced blob; the reference itself when the blob is missing."""
+    raw = _referenced_bytes(store, data)
+    return data if raw is None else base64.b64encode(raw).decode("ascii")
 
 
 def resolve_data_url(store: BlobStore, data: str) -> str:
     """The data URL stored under a reference; the reference itself when missing."""
-    digest = parse_blob_ref(data)
-    if digest is None:
-        return data
-    raw = store.get(digest)
-    if raw is None:
-        logger.warning("blob %s referenced by the session is missing", digest)
-        return data
-    return raw.decode("utf-8", errors="replace")
+    raw = _referenced_bytes(store, data)
+    return data if raw is None else raw.decode("utf-8", errors="replace")
 
 
 def _resolve_image_urls(value: Any, store: BlobStore) -> None:
