@@ -6,41 +6,42 @@ import asyncio
 import base64
 import json
 import re
-from collections.abc import Iterator
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 import pytest
 
+from ai import providers_helpers
+from ai.providers_helpers import (
+    PNG,
+    TOOLS,
+    assistant_message,
+    kinds,
+    model_from,
+    options,
+    run_stream,
+    tool_result,
+    user,
+)
 from xcsh.ai.abort import AbortController
 from xcsh.ai.errors import is_retryable, retry_hint_ms
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
-from xcsh.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevel, zero_usage
-from xcsh.testing.fake_llm import FakeLLM, running
+from xcsh.ai.types import Context, Message, Model, ThinkingLevel
+from xcsh.testing.fake_llm import FakeLLM
 from xcsh.testing.script import Garbage, Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
 from xcsh.testing.wires.gemini import signature_b64
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 # the SDK sends bytes fields as URL-safe base64 (Google accepts either alphabet)
 PNG_ON_WIRE = base64.urlsafe_b64encode(base64.b64decode(PNG)).decode()
-TOOLS: list[Any] = [
-    {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    }
-]
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    with running() as server:
-        yield server
+fake = providers_helpers.fake
+assistant = partial(assistant_message, api="google-generative-ai", provider="google", model="gemini-2.5-fake")
 
 
 def make_model(fake: FakeLLM, **overrides: Any) -> Model:
-    model: dict[str, Any] = {
+    fields = {
         "id": "gemini-2.5-fake",
         "name": "Gemini Fake",
         "api": "google-generative-ai",
@@ -53,58 +54,7 @@ def make_model(fake: FakeLLM, **overrides: Any) -> Model:
         "maxTokens": 65536,
         "thinking": {"minLevel": "minimal", "maxLevel": "high", "mode": "budget"},
     }
-    model.update(overrides)
-    return cast(Model, model)
-
-
-def user(content: Any) -> Message:
-    return {"role": "user", "content": content, "timestamp": 1}
-
-
-def assistant(
-    content: list[Any],
-    *,
-    provider: str = "google",
-    model: str = "gemini-2.5-fake",
-    api: str = "google-generative-ai",
-) -> Message:
-    message: AssistantMessage = {
-        "role": "assistant",
-        "content": content,
-        "api": api,
-        "provider": provider,
-        "model": model,
-        "usage": zero_usage(),
-        "stopReason": "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop",
-        "timestamp": 2,
-    }
-    return message
-
-
-def tool_result(call_id: str, content: list[Any], *, is_error: bool = False) -> Message:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": "read",
-        "content": content,
-        "isError": is_error,
-        "timestamp": 3,
-    }
-
-
-def options(**kwargs: Any) -> StreamOptions:
-    return StreamOptions(api_key="test-key", **kwargs)
-
-
-async def run_stream(
-    model: Model, context: Context, opts: StreamOptions | None = None
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events: list[AssistantMessageEvent] = []
-    async with asyncio.timeout(5):
-        s = stream(model, context, opts or options())
-        async for ev in s:
-            events.append(ev)
-        return events, await s.result()
+    return model_from(fields, **overrides)
 
 
 def camel(value: Any) -> Any:
@@ -122,14 +72,7 @@ def camel(value: Any) -> Any:
 
 async def sent_body(fake: FakeLLM, model: Model, context: Context, opts: StreamOptions | None = None) -> Any:
     """The JSON body the server recorded for one call answered with a short text (keys camelCased)."""
-    fake.script(text("ok"))
-    _, message = await run_stream(model, context, opts)
-    assert message["stopReason"] == "stop", message.get("errorMessage")
-    return camel(fake.requests[-1].json)
-
-
-def kinds(events: list[AssistantMessageEvent]) -> list[str]:
-    return [e["type"] for e in events]
+    return camel(await providers_helpers.sent_body(fake, model, context, opts))
 
 
 # ---- streaming -------------------------------------------------------------------------

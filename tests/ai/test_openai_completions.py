@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 import pytest
 
+from ai import providers_helpers
+from ai.providers_helpers import assistant_message, kinds, model_from, run_stream, sent_body, user
 from xcsh.ai.abort import AbortController
 from xcsh.ai.errors import is_retryable, retry_hint_ms
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
-from xcsh.ai.types import AssistantMessage, Context, Message, Model, zero_usage
-from xcsh.testing.fake_llm import FakeLLM, running
+from xcsh.ai.types import Context, Message, Model
+from xcsh.testing.fake_llm import FakeLLM
 from xcsh.testing.script import Gate, Reply, cut, garbage, hold, http_error, text, thinking, tool_calls
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    with running() as server:
-        yield server
+fake = providers_helpers.fake
+assistant = partial(assistant_message, api="openai-completions", provider="fake", model="fake-model")
 
 
 def make_model(fake: FakeLLM, **overrides: Any) -> Model:
-    model: dict[str, Any] = {
+    fields = {
         "id": "fake-model",
         "name": "Fake",
         "api": "openai-completions",
@@ -38,63 +37,11 @@ def make_model(fake: FakeLLM, **overrides: Any) -> Model:
         "contextWindow": 128000,
         "maxTokens": 16384,
     }
-    model.update(overrides)
-    return cast(Model, model)
-
-
-def user(content: Any) -> Message:
-    return {"role": "user", "content": content, "timestamp": 1}
-
-
-def assistant(content: list[Any], *, provider: str = "fake", model: str = "fake-model") -> Message:
-    message: AssistantMessage = {
-        "role": "assistant",
-        "content": content,
-        "api": "openai-completions",
-        "provider": provider,
-        "model": model,
-        "usage": zero_usage(),
-        "stopReason": "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop",
-        "timestamp": 2,
-    }
-    return message
+    return model_from(fields, **overrides)
 
 
 def tool_result(call_id: str, output: str, *, name: str = "read") -> Message:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": output}],
-        "isError": False,
-        "timestamp": 3,
-    }
-
-
-async def run_stream(
-    model: Model, context: Context, options: StreamOptions | None = None
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events: list[AssistantMessageEvent] = []
-    async with asyncio.timeout(5):
-        s = stream(model, context, options or StreamOptions(api_key="test-key"))
-        async for ev in s:
-            events.append(ev)
-        return events, await s.result()
-
-
-async def sent_body(
-    fake: FakeLLM, model: Model, context: Context, options: StreamOptions | None = None
-) -> dict[str, Any]:
-    """The JSON body the server recorded for one call answered with a short text."""
-    fake.script(text("ok"))
-    _, message = await run_stream(model, context, options)
-    assert message["stopReason"] == "stop", message.get("errorMessage")
-    body: dict[str, Any] = fake.requests[-1].json
-    return body
-
-
-def kinds(events: list[AssistantMessageEvent]) -> list[str]:
-    return [e["type"] for e in events]
+    return providers_helpers.tool_result(call_id, [{"type": "text", "text": output}], name=name)
 
 
 # ---- streaming -------------------------------------------------------------------------

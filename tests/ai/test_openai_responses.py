@@ -4,39 +4,39 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 import pytest
 
+from ai import providers_helpers
+from ai.providers_helpers import (
+    PNG,
+    TOOLS,
+    assistant_message,
+    kinds,
+    model_from,
+    options,
+    run_stream,
+    sent_body,
+    tool_result,
+    user,
+)
 from xcsh.ai.abort import AbortController
 from xcsh.ai.errors import is_retryable, retry_hint_ms
 from xcsh.ai.events import AssistantMessageEvent
-from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
-from xcsh.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevel, zero_usage
-from xcsh.testing.fake_llm import FakeLLM, running
+from xcsh.ai.types import Context, Message, Model, ThinkingLevel
+from xcsh.testing.fake_llm import FakeLLM
 from xcsh.testing.script import Garbage, Gate, Reply, cut, garbage, hold, http_error, text, tool_calls
 from xcsh.testing.wires.sse import event
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-TOOLS: list[Any] = [
-    {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    }
-]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    with running() as server:
-        yield server
+fake = providers_helpers.fake
+assistant = partial(assistant_message, api="openai-responses", provider="openai", model="gpt-fake-5")
 
 
 def make_model(fake: FakeLLM, **overrides: Any) -> Model:
-    model: dict[str, Any] = {
+    fields = {
         "id": "gpt-fake-5",
         "name": "GPT Fake",
         "api": "openai-responses",
@@ -48,66 +48,7 @@ def make_model(fake: FakeLLM, **overrides: Any) -> Model:
         "contextWindow": 400000,
         "maxTokens": 128000,
     }
-    model.update(overrides)
-    return cast(Model, model)
-
-
-def user(content: Any) -> Message:
-    return {"role": "user", "content": content, "timestamp": 1}
-
-
-def assistant(
-    content: list[Any], *, provider: str = "openai", model: str = "gpt-fake-5", api: str = "openai-responses"
-) -> Message:
-    message: AssistantMessage = {
-        "role": "assistant",
-        "content": content,
-        "api": api,
-        "provider": provider,
-        "model": model,
-        "usage": zero_usage(),
-        "stopReason": "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop",
-        "timestamp": 2,
-    }
-    return message
-
-
-def tool_result(call_id: str, content: list[Any], *, is_error: bool = False) -> Message:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": "read",
-        "content": content,
-        "isError": is_error,
-        "timestamp": 3,
-    }
-
-
-def options(**kwargs: Any) -> StreamOptions:
-    return StreamOptions(api_key="test-key", **kwargs)
-
-
-async def run_stream(
-    model: Model, context: Context, opts: StreamOptions | None = None
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events: list[AssistantMessageEvent] = []
-    async with asyncio.timeout(5):
-        s = stream(model, context, opts or options())
-        async for ev in s:
-            events.append(ev)
-        return events, await s.result()
-
-
-async def sent_body(fake: FakeLLM, model: Model, context: Context, opts: StreamOptions | None = None) -> Any:
-    """The JSON body the server recorded for one call answered with a short text."""
-    fake.script(text("ok"))
-    _, message = await run_stream(model, context, opts)
-    assert message["stopReason"] == "stop", message.get("errorMessage")
-    return fake.requests[-1].json
-
-
-def kinds(events: list[AssistantMessageEvent]) -> list[str]:
-    return [e["type"] for e in events]
+    return model_from(fields, **overrides)
 
 
 def raw_sse(*frames: dict[str, Any]) -> Garbage:
