@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
 
+from ai import providers_helpers
+from ai.providers_helpers import kinds, model_from, run_stream, user
 from xcsh.ai.abort import AbortController
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.constrained import response_schema
 from xcsh.ai.registry import stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, zero_usage
-from xcsh.testing.fake_llm import FakeLLM, running
+from xcsh.testing.fake_llm import FakeLLM
 from xcsh.testing.script import Gate, hold, text
 
 WRITE: Tool = {
@@ -38,14 +39,11 @@ BASH: Tool = {
 }
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    with running() as server:
-        yield server
+fake = providers_helpers.fake
 
 
 def make_model(fake: FakeLLM, **overrides: Any) -> Model:
-    model: dict[str, Any] = {
+    fields = {
         "id": "small-local",
         "name": "Small local",
         "api": "openai-completions",
@@ -58,12 +56,7 @@ def make_model(fake: FakeLLM, **overrides: Any) -> Model:
         "maxTokens": 2048,
         "compat": {"constrainedToolCalls": True},
     }
-    model.update(overrides)
-    return cast(Model, model)
-
-
-def user(content: Any) -> Message:
-    return {"role": "user", "content": content, "timestamp": 1}
+    return model_from(fields, **overrides)
 
 
 def context(*messages: Message, tools: list[Tool] | None = None, system: str = "CALLER PROMPT") -> Context:
@@ -72,21 +65,6 @@ def context(*messages: Message, tools: list[Tool] | None = None, system: str = "
         "messages": list(messages),
         "tools": [WRITE, BASH] if tools is None else tools,
     }
-
-
-async def run_stream(
-    model: Model, ctx: Context, options: StreamOptions | None = None
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events: list[AssistantMessageEvent] = []
-    async with asyncio.timeout(5):
-        s = stream(model, ctx, options or StreamOptions(api_key="test-key"))
-        async for event in s:
-            events.append(event)
-        return events, await s.result()
-
-
-def kinds(events: list[AssistantMessageEvent]) -> list[str]:
-    return [e["type"] for e in events]
 
 
 async def test_tool_choice_streams_as_tool_call_events_with_parsed_arguments(fake: FakeLLM) -> None:
