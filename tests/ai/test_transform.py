@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+from functools import partial
 from typing import Any, cast
 
+from ai.providers_helpers import assistant_message, user
 from xcsh.ai.transform import INTERRUPTED_TOOL_TEXT, transform_messages
-from xcsh.ai.types import AssistantMessage, Message, Model, StopReason, zero_usage
+from xcsh.ai.types import Message, Model
 
 TARGET = cast(
     Model,
@@ -25,28 +27,7 @@ TARGET = cast(
 )
 
 
-def user(text: str) -> Message:
-    return {"role": "user", "content": text, "timestamp": 1}
-
-
-def assistant(
-    content: list[Any],
-    *,
-    provider: str = "target",
-    model: str = "target-model",
-    stop: StopReason | None = None,
-) -> Message:
-    message: AssistantMessage = {
-        "role": "assistant",
-        "content": content,
-        "api": "openai-completions",
-        "provider": provider,
-        "model": model,
-        "usage": zero_usage(),
-        "stopReason": stop or ("toolUse" if any(b["type"] == "toolCall" for b in content) else "stop"),
-        "timestamp": 2,
-    }
-    return message
+assistant = partial(assistant_message, api="openai-completions", provider="target", model="target-model")
 
 
 def call(call_id: str, name: str = "read", **extra: Any) -> dict[str, Any]:
