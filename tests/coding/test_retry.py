@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import fake_models_yml
-from xcsh.coding.factory import StartupOptions, create_session
+from coding.session_helpers import fake_session, record, run_prompt
 from xcsh.coding.retry import RetryHandler, backoff_delay_ms, install_retry
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
@@ -32,29 +31,9 @@ class RecordingSleep:
 
 @pytest.fixture
 def session(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[AgentSession]:
-    agent_dir = tmp_path / "agent"
-    agent_dir.mkdir()
-    (agent_dir / "models.yml").write_text(fake_models_yml(fake_llm.base_url))
-    built = create_session(
-        StartupOptions(
-            cwd=tmp_path, agent_dir=agent_dir, env={}, model="fake/fake-model", no_tools=True, no_session=True
-        )
-    )
+    built = fake_session(tmp_path, fake_llm.base_url)
     yield built
     built.shutdown()
-
-
-def record(session: AgentSession) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    session.subscribe(events.append)
-    return events
-
-
-async def run_prompt(session: AgentSession, text: str) -> None:
-    task = session.start_prompt(text)
-    assert task is not None
-    async with asyncio.timeout(10):
-        await task
 
 
 def retry_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from conftest import fake_models_yml
+from coding.session_helpers import fake_session
 from xcsh.coding.compaction.tokens import ThresholdSettings, compaction_threshold, estimate_messages_tokens
-from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM, RecordedRequest
@@ -34,14 +33,12 @@ CONTINUE = "Continue if you have next steps."
 
 @pytest.fixture
 def session(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[AgentSession]:
-    agent_dir = tmp_path / "agent"
-    agent_dir.mkdir()
-    (agent_dir / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=SMALL_MODEL))
-    (agent_dir / "config.yml").write_text("compaction:\n  reserveTokens: 1000\n  keepRecentTokens: 150\n")
-    built = create_session(
-        StartupOptions(
-            cwd=tmp_path, agent_dir=agent_dir, env={}, model="fake/fake-small", no_tools=True, no_session=True
-        )
+    built = fake_session(
+        tmp_path,
+        fake_llm.base_url,
+        config="compaction:\n  reserveTokens: 1000\n  keepRecentTokens: 150\n",
+        extra_models=SMALL_MODEL,
+        model="fake/fake-small",
     )
     yield built
     built.shutdown()

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from conftest import fake_models_yml
+from coding.session_helpers import fake_session, record, run_prompt
 from xcsh.coding.compaction.compactor import compactor_for, install_compaction
-from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -21,30 +20,9 @@ BIG = (120000, 10)  # over the 108 800-token threshold of the 128 000 window
 
 @pytest.fixture
 def session(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[AgentSession]:
-    agent_dir = tmp_path / "agent"
-    agent_dir.mkdir()
-    (agent_dir / "models.yml").write_text(fake_models_yml(fake_llm.base_url))
-    (agent_dir / "config.yml").write_text("retry:\n  enabled: false\n")
-    built = create_session(
-        StartupOptions(
-            cwd=tmp_path, agent_dir=agent_dir, env={}, model="fake/fake-model", no_tools=True, no_session=True
-        )
-    )
+    built = fake_session(tmp_path, fake_llm.base_url, config="retry:\n  enabled: false\n")
     yield built
     built.shutdown()
-
-
-def record(session: AgentSession) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    session.subscribe(events.append)
-    return events
-
-
-async def run_prompt(session: AgentSession, text: str) -> None:
-    task = session.start_prompt(text)
-    assert task is not None
-    async with asyncio.timeout(10):
-        await task
 
 
 def compaction_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
