@@ -16,6 +16,15 @@ from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
 
+def three_transient_failures() -> list[Any]:
+    """Fresh script steps: overloaded, rate limited with a 10 s hint, a cut stream (each retryable)."""
+    return [
+        script.http_error(529, "Overloaded", error_type="overloaded_error"),
+        script.http_error(429, "Rate limited", retry_after=10),
+        script.cut("partial"),
+    ]
+
+
 class RecordingSleep:
     """An injected clock: records each back-off and returns at once (or blocks when told)."""
 
@@ -54,9 +63,7 @@ async def test_three_transient_failures_are_retried_with_backoff_until_success(
     install_retry(session, sleep=sleep)
     events = record(session)
     fake_llm.script(
-        script.http_error(529, "Overloaded", error_type="overloaded_error"),
-        script.http_error(429, "Rate limited", retry_after=10),
-        script.cut("partial"),
+        *three_transient_failures(),
         script.text("all good"),
     )
     await run_prompt(session, "hi?")
@@ -94,9 +101,7 @@ async def test_a_fourth_failure_ends_the_chain_with_exhaustion(
     install_retry(session, sleep=sleep)
     events = record(session)
     fake_llm.script(
-        script.http_error(529, "Overloaded", error_type="overloaded_error"),
-        script.http_error(429, "Rate limited", retry_after=10),
-        script.cut("partial"),
+        *three_transient_failures(),
         script.http_error(503, "service unavailable"),
     )
     await run_prompt(session, "hi?")
