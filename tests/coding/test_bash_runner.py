@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from coding.process_helpers import wait_until_gone
 from xcsh.ai.abort import AbortController
 from xcsh.coding.bash_runner import (
     OUTPUT_LIMIT_BYTES,
@@ -183,7 +184,7 @@ async def test_abort_also_kills_background_children_of_the_command(
             "sleep 30 & echo child=$!; wait", signal=controller.signal, on_output=on_output
         )
         pid = int(result.output.split("child=")[1].split()[0])
-        await _wait_until_gone(pid)
+        await wait_until_gone(pid)
     assert result.cancelled is True
 
 
@@ -288,21 +289,3 @@ async def test_truncated_bash_execution_message_carries_meta_and_text_notice(ses
     assert text.endswith(f"\n\n[Showing lines {start}-20001 of 20001 (50.0KB limit)]")
     assert result.full_output_path is not None
     Path(result.full_output_path).unlink()
-
-
-async def _wait_until_gone(pid: int) -> None:
-    """Wait (event-driven, via a pidfd) until ``pid`` has exited."""
-    import os
-
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    loop = asyncio.get_running_loop()
-    exited = loop.create_future()
-    loop.add_reader(fd, lambda: exited.done() or exited.set_result(None))
-    try:
-        await exited
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from coding.process_helpers import wait_until_gone
 from xcsh.agent.types import AgentToolResult
 from xcsh.ai.abort import AbortController, AbortSignal
 from xcsh.coding.tools import ToolAbortedError, ToolError, create_bash_tool
@@ -76,7 +76,7 @@ async def test_abort_kills_the_process_group_and_raises(tmp_path: Path) -> None:
     message = str(info.value)
     assert message.startswith("child=") and message.endswith("\n\nCommand aborted")
     pid = int(message.split("child=")[1].split()[0])
-    await _wait_until_gone(pid)
+    await wait_until_gone(pid)
     assert _text(updates[0]).startswith("child=")
 
 
@@ -153,20 +153,3 @@ def test_bash_tool_is_exclusive_and_abortable(tmp_path: Path) -> None:
     assert (tool.name, tool.concurrency, tool.abortable) == ("bash", "exclusive", True)
     assert tool.parameters["required"] == ["command"]
     assert tool.parameters["additionalProperties"] is False
-
-
-async def _wait_until_gone(pid: int) -> None:
-    """Wait (event-driven, via a pidfd) until ``pid`` has exited."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    loop = asyncio.get_running_loop()
-    exited = loop.create_future()
-    loop.add_reader(fd, lambda: exited.done() or exited.set_result(None))
-    try:
-        async with asyncio.timeout(5):
-            await exited
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)
