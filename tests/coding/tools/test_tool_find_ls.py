@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from coding.tools import engines
 from xcsh.agent.types import AgentToolResult
 from xcsh.coding.tools import (
     BUILTIN_TOOL_NAMES,
@@ -16,19 +17,9 @@ from xcsh.coding.tools import (
     create_find_tool,
     create_ls_tool,
 )
-from xcsh.coding.tools.find import find_ripgrep, glob_to_regex, split_patterns
+from xcsh.coding.tools.find import glob_to_regex, split_patterns
 
-ENGINES = [
-    pytest.param(
-        True, id="ripgrep", marks=pytest.mark.skipif(find_ripgrep() is None, reason="rg not installed")
-    ),
-    pytest.param(False, id="python"),
-]
-
-
-@pytest.fixture(params=ENGINES)
-def use_ripgrep(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param)
+use_ripgrep = engines.use_ripgrep
 
 
 async def _find(cwd: Path, use_ripgrep: bool, **args: Any) -> AgentToolResult:

@@ -7,21 +7,12 @@ from typing import Any
 
 import pytest
 
+from coding.tools import engines
 from xcsh.agent.types import AgentToolResult
 from xcsh.coding.tools import ToolError, create_grep_tool
 from xcsh.coding.tools.find import find_ripgrep
 
-ENGINES = [
-    pytest.param(
-        True, id="ripgrep", marks=pytest.mark.skipif(find_ripgrep() is None, reason="rg not installed")
-    ),
-    pytest.param(False, id="python"),
-]
-
-
-@pytest.fixture(params=ENGINES)
-def use_ripgrep(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param)
+use_ripgrep = engines.use_ripgrep
 
 
 async def _grep(cwd: Path, use_ripgrep: bool, **args: Any) -> AgentToolResult:
