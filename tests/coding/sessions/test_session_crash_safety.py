@@ -140,9 +140,9 @@ _HOLDER = textwrap.dedent(
 )
 
 
-async def test_second_process_cannot_open_a_session_file_held_by_another(tmp_path: Path) -> None:
-    path = tmp_path / "shared.jsonl"
-    proc = await asyncio.create_subprocess_exec(
+async def _start_holder(path: Path) -> asyncio.subprocess.Process:
+    """A separate Python process running ``_HOLDER`` on ``path`` (pipes on stdin and stdout)."""
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         _HOLDER,
@@ -150,6 +150,11 @@ async def test_second_process_cannot_open_a_session_file_held_by_another(tmp_pat
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )
+
+
+async def test_second_process_cannot_open_a_session_file_held_by_another(tmp_path: Path) -> None:
+    path = tmp_path / "shared.jsonl"
+    proc = await _start_holder(path)
     assert proc.stdin is not None and proc.stdout is not None
     async with asyncio.timeout(15):
         assert (await proc.stdout.readline()).strip() == b"locked"
@@ -177,14 +182,7 @@ def test_same_file_cannot_be_opened_twice_in_one_process(tmp_path: Path) -> None
 
 async def test_lock_of_a_killed_holder_is_released_by_the_kernel(tmp_path: Path) -> None:
     path = tmp_path / "crashed.jsonl"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        _HOLDER,
-        str(path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
+    proc = await _start_holder(path)
     assert proc.stdout is not None
     async with asyncio.timeout(15):
         assert (await proc.stdout.readline()).strip() == b"locked"
