@@ -37,6 +37,13 @@ def model_ref(model: Model) -> str:
     return f"{model['provider']}/{model['id']}"
 
 
+class _KeepLevel:
+    """Sentinel of :meth:`AgentSession.switch_model`: keep (re-resolve) the current thinking level."""
+
+
+KEEP_LEVEL = _KeepLevel()
+
+
 @dataclass(slots=True, kw_only=True)
 class SessionConfig:
     """How the session was started (CLI options that stay relevant while it runs)."""
@@ -327,16 +334,20 @@ class AgentSession:
         return resolved
 
     def switch_model(
-        self, model: Model, thinking: str | None = None, *, role: str | None = "default"
+        self, model: Model, thinking: str | _KeepLevel | None = KEEP_LEVEL, *, role: str | None = "default"
     ) -> None:
-        """Make ``model`` current (recording it) and re-resolve the thinking level."""
+        """Make ``model`` current (recording it), then apply ``thinking`` (None = unset).
+
+        By default the current thinking level is re-resolved against the new model.
+        """
         if not self.registry.api_key_for(model["provider"]) and not self.registry.is_keyless(
             model["provider"]
         ):
             raise CommandError(f"No API key for {model_ref(model)}")
         self.agent.model = model
         self.store.append_model_change(model_ref(model), role)
-        self.apply_thinking_level(thinking if thinking is not None else self._level_for_resolve())
+        requested = self._level_for_resolve() if isinstance(thinking, _KeepLevel) else thinking
+        self.apply_thinking_level(requested)
 
     def _level_for_resolve(self) -> str | None:
         current = self.agent.thinking_level

@@ -115,7 +115,8 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
             0,
         )
         model, level = scoped[(index + 1) % len(scoped)]
-        session.switch_model(model, level or "off")
+        # the scoped model's own level, applied as is: unset stays unset (omitted below)
+        session.switch_model(model, level)
         data: dict[str, Any] = {"model": model}
         if session.thinking_level is not None:
             data["thinkingLevel"] = session.thinking_level
