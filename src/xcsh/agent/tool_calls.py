@@ -170,7 +170,7 @@ async def _run_call(
         call["intent"] = intent
     if batch.interrupted:
         emit_start(ctx, call, args, intent)
-        _finish(batch, index, call, _text_result(SKIPPED_TEXT), True, None)
+        _finish(batch, index, call, _text_result(SKIPPED_TEXT), True, False)
         return
     batch.started.add(index)
     emit_start(ctx, call, args, intent)
