@@ -7,6 +7,8 @@ from typing import Any
 
 from conftest import Workspace
 from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
 
 PLAIN = ["--no-tools", "--no-session"]
 
@@ -33,3 +35,35 @@ async def test_scoped_cycle_applies_each_models_own_level_and_omits_an_unset_one
     assert to_low["data"]["model"]["id"] == "fake-reasoner"
     assert to_plain["data"]["model"]["id"] == "fake-model" and to_plain["data"]["isScoped"] is True
     assert "thinkingLevel" not in to_plain["data"]
+
+
+async def test_changing_model_re_resolves_the_current_level_so_an_unset_level_stays_unset(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """§5.3/agent-behaviour §9.3: set_model and cycle_model re-clamp the current level; unset → unset."""
+    fake_llm.script(script.text("plain answer"))
+    async with spawn(workspace, "--model", "fake/fake-model") as client:
+        await client.set_model("fake", "fake-reasoner")
+        after_set = await client.get_state()
+        to_plain = await client.cycle_model()
+        to_reasoner = await client.cycle_model()
+        await client.prompt_and_wait("no reasoning?")
+    assert after_set["model"]["id"] == "fake-reasoner" and after_set["thinkingLevel"] == "off"
+    assert to_plain is not None and "thinkingLevel" not in to_plain
+    assert to_reasoner is not None and to_reasoner["model"]["id"] == "fake-reasoner"
+    assert "thinkingLevel" not in to_reasoner
+    assert "reasoning_effort" not in fake_llm.requests[0].json
+
+
+async def test_changing_model_keeps_an_explicit_level_clamped_to_the_new_model(workspace: Workspace) -> None:
+    async with spawn(workspace, "--model", "fake/fake-reasoner", "--thinking", "low") as client:
+        to_plain = await client.cycle_model()
+        back = await client.cycle_model()
+        await client.set_thinking_level("off")
+        to_plain_off = await client.cycle_model()
+        back_off = await client.cycle_model()
+    assert to_plain is not None and "thinkingLevel" not in to_plain
+    # a non-reasoning model unsets the level, so the way back has nothing left to restore
+    assert back is not None and "thinkingLevel" not in back
+    assert to_plain_off is not None and to_plain_off["thinkingLevel"] == "off"
+    assert back_off is not None and back_off["thinkingLevel"] == "off"

@@ -346,14 +346,9 @@ class AgentSession:
             raise CommandError(f"No API key for {model_ref(model)}")
         self.agent.model = model
         self.store.append_model_change(model_ref(model), role)
-        requested = self._level_for_resolve() if isinstance(thinking, _KeepLevel) else thinking
+        # keeping re-clamps the current level; an unset level stays unset (agent-behaviour §9.3)
+        requested = self.agent.thinking_level if isinstance(thinking, _KeepLevel) else thinking
         self.apply_thinking_level(requested)
-
-    def _level_for_resolve(self) -> str | None:
-        current = self.agent.thinking_level
-        if current is None:
-            return str(self.settings.get("defaultThinkingLevel", "xhigh"))
-        return current
 
     def state(self) -> dict[str, Any]:
         """The ``get_state`` payload."""
