@@ -31,6 +31,8 @@ DEFAULTS: dict[str, Any] = {
         "keepRecentTokens": 20000,
         "autoContinue": True,
         "idleEnabled": False,
+        "pruneProtectTokens": 40000,
+        "pruneMinimumSavings": 20000,
     },
     "todo": {"enabled": True, "reminders": True, "reminders.max": 3, "eager": False},
     "tasks": {"todoClearDelay": 60},

@@ -11,9 +11,10 @@ import pytest
 
 from coding.session_helpers import fake_session, record, run_prompt
 from xcsh.coding.compaction.compactor import compactor_for, install_compaction
+from xcsh.coding.messages import user_message
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
-from xcsh.testing.fake_llm import FakeLLM
+from xcsh.testing.fake_llm import FakeLLM, RecordedRequest
 
 BIG = (120000, 10)  # over the 108 800-token threshold of the 128 000 window
 
@@ -151,3 +152,147 @@ async def test_installing_again_replaces_the_compactor_in_every_hook(session: Ag
     assert compactor_for(session) is new
     owners = [getattr(check, "__self__", None) for check in session.hooks.pre_prompt]
     assert new in owners and old not in owners
+
+
+# ---------------------------------------------------------------------------- pruning and review fixes
+
+SMALL_PRUNE = {
+    "compaction.pruneProtectTokens": 1000,
+    "compaction.pruneMinimumSavings": 500,
+    "compaction.thresholdTokens": 5000,
+}
+OVERFLOW = "prompt is too long: 150000 tokens > 128000 maximum"
+
+
+def _assistant(content: list[dict[str, Any]], stop: str = "stop", **extra: Any) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": "openai-completions",
+        "provider": "fake",
+        "model": "fake-model",
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+        "stopReason": stop,
+        "timestamp": 1,
+        **extra,
+    }
+
+
+def seed(session: AgentSession, messages: list[dict[str, Any]]) -> None:
+    """Put earlier conversation into the live context and the store (as a resumed session would)."""
+    for message in messages:
+        session.agent.messages.append(message)
+        session.store.append_message(message)
+
+
+def seed_tool_outputs(session: AgentSession, *tokens: int) -> None:
+    """An earlier turn whose bash calls returned outputs of ``tokens`` estimated tokens (oldest first).
+
+    The turn ends in a failed reply, so the pre-prompt check has no usage to check (and prunes nothing).
+    """
+    calls = [{"type": "toolCall", "id": f"c{i}", "name": "bash", "arguments": {}} for i in range(len(tokens))]
+    results = [
+        {
+            "role": "toolResult",
+            "toolCallId": f"c{i}",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": f"{i}" * (size * 4)}],
+            "isError": False,
+            "timestamp": 1,
+        }
+        for i, size in enumerate(tokens)
+    ]
+    failed = _assistant([], "error", errorMessage="network error")
+    seed(session, [user_message("look around"), _assistant(calls, "toolUse"), *results, failed])
+
+
+def sent_tool_texts(request: RecordedRequest) -> list[str]:
+    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
+
+
+async def test_pruning_old_tool_outputs_before_the_threshold_check_makes_compaction_unnecessary(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    for key, value in SMALL_PRUNE.items():
+        session.settings.override(key, value)
+    seed_tool_outputs(session, 800, 800, 1200)
+    events = record(session)
+    # 5 410 context tokens pass the 5 000 threshold, but pruning saves 2 × 792 of them
+    fake_llm.script(script.text("over the threshold", usage=(5400, 10)), script.text("next"))
+    await run_prompt(session, "more?")
+    notice = "[Output truncated - 800 tokens]"
+    results = [m for m in session.messages if m["role"] == "toolResult"]
+    assert [r["content"][0]["text"] for r in results[:2]] == [notice, notice]
+    assert all(isinstance(r["prunedAt"], int) for r in results[:2])
+    assert "prunedAt" not in results[2] and results[2]["content"][0]["text"] == "2" * 4800
+    stored = [e["message"] for e in session.store.entries if e.get("message", {}).get("role") == "toolResult"]
+    assert stored == results
+    assert sent_tool_texts(fake_llm.requests[0])[0] == "0" * 3200  # pruned only after that run
+    await run_prompt(session, "and now?")  # the pre-prompt check subtracts the same savings
+    assert sent_tool_texts(fake_llm.requests[1]) == [notice, notice, "2" * 4800]
+    assert compaction_events(events) == []
+
+
+async def test_when_pruning_saves_too_little_the_threshold_compaction_still_runs(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    for key, value in SMALL_PRUNE.items():
+        session.settings.override(key, value)
+    session.settings.override("compaction.keepRecentTokens", 10)
+    seed_tool_outputs(session, 800, 800, 1200)
+    events = record(session)
+    fake_llm.script(script.text("far over", usage=(7000, 10)), script.http_error(400, "no summary"))
+    await run_prompt(session, "more?")
+    start, end = compaction_events(events)
+    assert start["reason"] == "threshold" and end["errorMessage"].startswith("Auto-compaction failed: ")
+    pruned = [m for m in session.messages if m["role"] == "toolResult" and "prunedAt" in m]
+    assert len(pruned) == 2
+
+
+async def test_the_default_pruning_limits_leave_a_small_context_alone(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    seed_tool_outputs(session, 800, 800, 1200)
+    fake_llm.script(script.text("fine"))
+    await run_prompt(session, "more?")
+    assert not [m for m in session.messages if "prunedAt" in m]
+
+
+async def test_a_failed_reply_prunes_nothing(session: AgentSession, fake_llm: FakeLLM) -> None:
+    for key, value in SMALL_PRUNE.items():
+        session.settings.override(key, value)
+    seed_tool_outputs(session, 800, 800, 1200)
+    fake_llm.script(script.http_error(400, "bad request"))
+    await run_prompt(session, "more?")
+    assert session.messages[-1]["stopReason"] == "error"
+    assert not [m for m in session.messages if "prunedAt" in m]
+
+
+async def test_an_overflow_leaves_the_live_context_even_with_auto_compaction_off(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    session.settings.override("compaction.enabled", False)
+    events = record(session)
+    fake_llm.script(script.http_error(400, OVERFLOW))
+    await run_prompt(session, "question?")
+    assert [m["role"] for m in session.messages] == ["user"]
+    stored = [e["message"] for e in session.store.entries if e["type"] == "message"]
+    assert [m["role"] for m in stored] == ["user", "assistant"] and stored[1]["stopReason"] == "error"
+    assert compaction_events(events) == []
+
+
+async def test_an_overflow_found_before_a_prompt_is_compacted_with_will_retry(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    session.settings.override("compaction.keepRecentTokens", 10)
+    failed = _assistant([], "error", errorMessage=OVERFLOW, timestamp=3)
+    seed(session, [user_message("question one?"), _assistant([{"type": "text", "text": "ok"}])])
+    seed(session, [user_message("y" * 40), failed])
+    events = record(session)
+    fake_llm.script(script.text("SUM"), script.text("SHORT"), script.text("fine"))
+    await run_prompt(session, "again?")
+    start, end = compaction_events(events)
+    assert start == {"type": "auto_compaction_start", "reason": "overflow", "action": "context-full"}
+    assert (end["aborted"], end["willRetry"], end["result"]["summary"]) == (False, True, "SUM")
+    assert failed not in session.messages
+    assert [e["type"] for e in events].count("agent_start") == 1  # the prompt's own run, no extra one

@@ -3,13 +3,14 @@
 :class:`Compactor` is both a post-run handler and a pre-prompt check:
 
 * after a run, an overflowing reply (provider says the prompt was too long, or the
-  usage exceeds the window) is dropped from the live context and *overflow*
-  compaction runs, then the agent continues after ~100 ms; a reply whose context
-  passes the threshold triggers *threshold* compaction followed, with
-  ``compaction.autoContinue``, by a ``Continue if you have next steps.`` developer
-  prompt;
+  usage exceeds the window) is dropped from the live context (also with automatic
+  compaction off) and *overflow* compaction runs, then the agent continues after
+  ~100 ms; otherwise old tool outputs are pruned (:mod:`.prune`) and a reply whose
+  context, minus what pruning saved since it was measured, passes the threshold
+  triggers *threshold* compaction followed, with ``compaction.autoContinue``, by a
+  ``Continue if you have next steps.`` developer prompt;
 * before a prompt the same checks run against the last assistant message of the
-  live context (without continuing afterwards).
+  live context (without continuing afterwards: the prompt's own run is the retry).
 
 Automatic compaction is framed by ``auto_compaction_start``/``auto_compaction_end``;
 manual compaction emits no events and raises :class:`CompactionError` instead.
@@ -33,6 +34,13 @@ from xcsh.coding.compaction.prepare import (
     NothingToCompactError,
     prepare_compaction,
 )
+from xcsh.coding.compaction.prune import (
+    MINIMUM_SAVINGS,
+    PROTECT_TOKENS,
+    PruneSettings,
+    prune_tool_outputs,
+    savings_since,
+)
 from xcsh.coding.compaction.summarize import CompactionCancelledError, CompactionResult, Summarizer
 from xcsh.coding.compaction.tokens import (
     ThresholdSettings,
@@ -44,6 +52,7 @@ from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message
 from xcsh.coding.retry import CancellableSleep, RetryHandler, drop_from_context, last_assistant
 from xcsh.coding.sessions.context import build_session_context
+from xcsh.coding.sessions.store import SessionWriteError
 
 if TYPE_CHECKING:
     from xcsh.coding.factory import StartupOptions
@@ -105,6 +114,13 @@ class Compactor:
             reserve_tokens=settings.get_int("compaction.reserveTokens", 16384),
             threshold_percent=_number(settings.get("compaction.thresholdPercent", -1)),
             threshold_tokens=settings.get_int("compaction.thresholdTokens", -1),
+        )
+
+    def _prune_settings(self) -> PruneSettings:
+        settings = self._session.settings
+        return PruneSettings(
+            protect_tokens=settings.get_int("compaction.pruneProtectTokens", PROTECT_TOKENS),
+            minimum_savings=settings.get_int("compaction.pruneMinimumSavings", MINIMUM_SAVINGS),
         )
 
     def _window(self, model: Model) -> int:
@@ -197,27 +213,45 @@ class Compactor:
             return is_context_overflow(str(message.get("errorMessage") or ""))
         return message.get("stopReason") != "aborted" and overflows_window(message, self._window(model))
 
+    def _prune(self) -> None:
+        """Prune old tool outputs of the live context and the session file (§7.2)."""
+        session = self._session
+        try:
+            plan = prune_tool_outputs(session.agent.messages, session.store, self._prune_settings())
+        except SessionWriteError:
+            # memory is pruned already; the store latched the error and reports it on the next write
+            logger.warning("could not rewrite the session file after pruning tool outputs", exc_info=True)
+            return
+        if plan.outputs:
+            logger.info("pruned %d tool outputs (~%d tokens)", len(plan.outputs), plan.tokens_saved)
+
     def _over_threshold(self, message: AgentMessage) -> bool:
+        """Prune, then compare the reply's context size, less what pruning saved since, with the threshold."""
         usage = message.get("usage")
         if message.get("stopReason") == "error" or not isinstance(usage, dict):
             return False
-        model = self._session.agent.model
-        return exceeds_threshold(context_tokens(usage), self._window(model), self._threshold_settings())
+        self._prune()
+        tokens = max(0, context_tokens(usage) - savings_since(self._session.agent.messages, message))
+        return exceeds_threshold(tokens, self._window(self._session.agent.model), self._threshold_settings())
 
     async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
         """Post-run handler: overflow recovery or threshold compaction, then the continuation."""
         message = last_assistant(added)
-        if message is None or not self.auto_enabled:
+        if message is None:
             return None
         if self._overflowed(message):
-            drop_from_context(session.agent.messages, message)
-            if await self._auto("overflow", will_retry=True) is None:
+            drop_from_context(session.agent.messages, message)  # even with compaction off (§7.2)
+            if not self.auto_enabled or await self._auto("overflow", will_retry=True) is None:
                 return None
             drop_from_context(session.agent.messages, message)  # the rebuilt context has it again
             if not await self._pause(OVERFLOW_RETRY_DELAY_S):
                 return None
             return RunAction("continue")
-        if message.get("stopReason") == "aborted" or not self._over_threshold(message):
+        if (
+            not self.auto_enabled
+            or message.get("stopReason") == "aborted"
+            or not self._over_threshold(message)
+        ):
             return None
         if await self._auto("threshold", will_retry=False) is None:
             return None
@@ -227,17 +261,21 @@ class Compactor:
         return RunAction("prompt", queued) if queued else None
 
     async def pre_prompt(self, session: AgentSession) -> None:
-        """Pre-prompt check: compact first when the context is already full (no continuation)."""
-        if not self.auto_enabled:
-            return
+        """Pre-prompt check: compact first when the context is already full.
+
+        Overflow compaction reports ``willRetry:true`` (§7.6): the prompt's run that
+        follows is the retry. A reply older than the latest compaction triggers
+        nothing, so the continuation prompt after a threshold compaction does not
+        emit the reference's extra skipped pair (optional in scenario S47).
+        """
         message = last_assistant(session.agent.messages)
         if message is None or _is_before_compaction(message, session.agent.messages):
             return
         if self._overflowed(message):
             drop_from_context(session.agent.messages, message)
-            if await self._auto("overflow", will_retry=False) is not None:
+            if self.auto_enabled and await self._auto("overflow", will_retry=True) is not None:
                 drop_from_context(session.agent.messages, message)
-        elif self._over_threshold(message):
+        elif self.auto_enabled and self._over_threshold(message):
             await self._auto("threshold", will_retry=False)
 
     def cancel(self) -> None:
