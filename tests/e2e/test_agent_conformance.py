@@ -75,3 +75,22 @@ async def test_a_call_skipped_before_it_started_reports_is_warning_false(
     )
     assert result["isWarning"] is False
     assert not (workspace.proj / "x.txt").exists()
+
+
+# ---- §3.3: validation -----------------------------------------------------------------------------
+
+
+async def test_a_missing_required_argument_is_reported_under_its_own_name(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """`Validation failed …:\\n  - <path>: <message>`: a missing property's path is the property."""
+    fake_llm.script(script.tool_calls(("c1", "echo_host", {"note": "n"})), script.text("ok"))
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        await client.set_host_tools([ECHO])
+        frames = await client.prompt_and_wait("go?")
+    end = next(f for f in frames if of_call("tool_execution_end", "c1")(f))
+    lines = text_of(end["result"]).split("\n")
+    assert end["isError"] is True and lines[0] == 'Validation failed for tool "echo_host":'
+    assert lines[1].startswith("  - message: ") and "message" in lines[1].removeprefix("  - message: ")
+    assert lines[2:4] == ["", "Received arguments:"]
+    assert json.loads("\n".join(lines[4:])) == {"note": "n"}

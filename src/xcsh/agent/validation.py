@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 _validators: dict[str, Any] = {}
@@ -53,6 +54,17 @@ def prepare_arguments(args: dict[str, Any], schema: dict[str, Any]) -> dict[str,
     return out
 
 
+def _missing_name(error: Any, pending: dict[int, Iterator[str]]) -> str | None:
+    """The property a ``required`` error is about (errors come in the order of the schema's list)."""
+    names = pending.get(id(error.schema))
+    if names is None:
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        listed = error.validator_value if isinstance(error.validator_value, list) else []
+        names = iter([n for n in listed if isinstance(n, str) and n not in instance])
+        pending[id(error.schema)] = names
+    return next(names, None)
+
+
 def validate_arguments(tool_name: str, args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Return the prepared arguments, or raise :class:`ArgumentValidationError`."""
     from jsonschema import Draft202012Validator
@@ -67,8 +79,12 @@ def validate_arguments(tool_name: str, args: dict[str, Any], schema: dict[str, A
     if not errors:
         return prepared
     lines = []
+    pending: dict[int, Iterator[str]] = {}
     for error in errors:
-        path = "/".join(str(p) for p in error.absolute_path) or "root"
+        path = "/".join(str(p) for p in error.absolute_path)
+        if not path:
+            # a missing top-level argument is reported under its own name, like the reference
+            path = (_missing_name(error, pending) if error.validator == "required" else None) or "root"
         lines.append(f"  - {path}: {error.message}")
     received = json.dumps(args, indent=2, ensure_ascii=False)
     raise ArgumentValidationError(
