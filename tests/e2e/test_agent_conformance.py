@@ -94,3 +94,78 @@ async def test_a_missing_required_argument_is_reported_under_its_own_name(
     assert lines[1].startswith("  - message: ") and "message" in lines[1].removeprefix("  - message: ")
     assert lines[2:4] == ["", "Received arguments:"]
     assert json.loads("\n".join(lines[4:])) == {"note": "n"}
+
+
+# ---- §3.4: synthetic results for the tool calls of a failed or aborted response ------------------------
+
+
+def _synthetic(frames: list[Frame], call_id: str) -> tuple[Frame, Frame, Frame]:
+    start = next(f for f in frames if of_call("tool_execution_start", call_id)(f))
+    end = next(f for f in frames if of_call("tool_execution_end", call_id)(f))
+    result = next(
+        f["message"]
+        for f in frames
+        if f["type"] == "message_end" and f["message"].get("toolCallId") == call_id
+    )
+    return start, end, result
+
+
+async def test_abort_while_the_model_emits_a_tool_call_gives_it_an_aborted_result(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    gate = script.Gate()
+    fake_llm.script(
+        script.Reply(tool_calls=[script.ToolCallSpec("c1", "echo_host", '{"message":"hi"}')], gate=gate)
+    )
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        await client.set_host_tools([ECHO])
+        start = client.mark()
+        await client.prompt("go?")
+        await client.wait_for(lambda f: f.get("type") == "message_update", since=start)
+        await client.abort()
+        gate.release()
+        frames = client.frames[start:]
+        messages = await client.get_messages()
+    assert not [f for f in frames if f["type"] == "host_tool_call"]
+    assistant = next(
+        f["message"] for f in frames if f["type"] == "message_end" and f["message"]["role"] == "assistant"
+    )
+    assert assistant["stopReason"] == "aborted" and assistant["errorMessage"] == "Request was aborted"
+    assert [b["id"] for b in assistant["content"] if b["type"] == "toolCall"] == ["c1"]
+    tool_start, end, result = _synthetic(frames, "c1")
+    text = "Tool execution was aborted: Request was aborted"
+    assert tool_start["toolName"] == "echo_host"
+    assert end == {
+        "type": "tool_execution_end",
+        "toolCallId": "c1",
+        "toolName": "echo_host",
+        "result": {"content": [{"type": "text", "text": text}], "details": {}},
+        "isError": True,
+    }
+    assert result["isError"] is True and result["details"] == {} and "isWarning" not in result
+    assert result["content"] == [{"type": "text", "text": text}]
+    turn_end = next(f for f in frames if f["type"] == "turn_end")
+    assert [r["toolCallId"] for r in turn_end["toolResults"]] == ["c1"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
+
+
+async def test_a_response_cut_while_emitting_a_tool_call_gives_it_a_failed_result(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(
+        script.Reply(tool_calls=[script.ToolCallSpec("c1", "echo_host", '{"message":"hi"}')], cut=True)
+    )
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        await client.set_auto_retry(False)
+        await client.set_host_tools([ECHO])
+        frames = await client.prompt_and_wait("go?")
+    assistant = next(
+        f["message"] for f in frames if f["type"] == "message_end" and f["message"]["role"] == "assistant"
+    )
+    assert assistant["stopReason"] == "error" and assistant["errorMessage"]
+    _, end, result = _synthetic(frames, "c1")
+    text = f"Tool execution failed due to an error: {assistant['errorMessage']}"
+    assert end["isError"] is True and end["result"]["content"] == [{"type": "text", "text": text}]
+    assert "isWarning" not in end and result["content"] == [{"type": "text", "text": text}]
+    assert not [f for f in frames if f["type"] == "host_tool_call"]
+    assert [f["type"] for f in frames][-2:] == ["turn_end", "agent_end"]
