@@ -13,6 +13,7 @@ from coding.session_helpers import fake_session, record, run_prompt
 from xcsh.coding.compaction.compactor import compactor_for, install_compaction
 from xcsh.coding.messages import user_message
 from xcsh.coding.session import AgentSession
+from xcsh.coding.sessions.store import SessionStore
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM, RecordedRequest
 
@@ -296,3 +297,28 @@ async def test_an_overflow_found_before_a_prompt_is_compacted_with_will_retry(
     assert (end["aborted"], end["willRetry"], end["result"]["summary"]) == (False, True, "SUM")
     assert failed not in session.messages
     assert [e["type"] for e in events].count("agent_start") == 1  # the prompt's own run, no extra one
+
+
+async def test_a_session_file_that_cannot_be_written_fails_the_compaction_with_an_end_event(
+    session: AgentSession, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    for key, value in {**SMALL_PRUNE, "compaction.keepRecentTokens": 10}.items():
+        session.settings.override(key, value)
+    session.store = SessionStore.create(tmp_path / "sessions", tmp_path)
+    seed_tool_outputs(session, 800, 800, 1200)
+    path = session.store.path
+    assert path is not None and session.store.is_flushed
+    path.unlink()
+    path.mkdir()  # the open append descriptor still works; the atomic rewrites fail
+    events = record(session)
+    fake_llm.script(
+        script.text("far over", usage=(7000, 10)), *(script.text(t) for t in ("SUM", "PREFIX", "SHORT"))
+    )
+    await run_prompt(session, "more?")
+    start, end = compaction_events(events)
+    assert start["reason"] == "threshold"
+    assert end["errorMessage"].startswith(f"Auto-compaction failed: Session file {path} is not writable")
+    assert (end["aborted"], end["willRetry"], "result" in end) == (False, False, False)
+    # pruning went ahead in memory even though the file could not be rewritten
+    assert len([m for m in session.messages if "prunedAt" in m]) == 2
+    session.store.close()

@@ -52,6 +52,7 @@ from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message
 from xcsh.coding.retry import CancellableSleep, RetryHandler, drop_from_context, last_assistant
 from xcsh.coding.sessions.context import build_session_context
+from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class Compactor:
         except _SKIPPED:
             session.emit({**end, "aborted": False, "willRetry": False, "skipped": True})
             return None
-        except CompactionError as exc:
+        except (CompactionError, SessionError) as exc:  # SessionError: the entry could not be written
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
             session.emit({**end, "aborted": False, "willRetry": False, "errorMessage": f"{prefix}: {exc}"})
             return None
