@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from conftest import Workspace
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
@@ -67,3 +69,46 @@ async def test_changing_model_keeps_an_explicit_level_clamped_to_the_new_model(w
     assert back is not None and "thinkingLevel" not in back
     assert to_plain_off is not None and to_plain_off["thinkingLevel"] == "off"
     assert back_off is not None and back_off["thinkingLevel"] == "off"
+
+
+def _default_role(ws: Workspace) -> Any:
+    return (yaml.safe_load((ws.agent / "config.yml").read_text()) or {}).get("modelRoles", {}).get("default")
+
+
+async def test_set_model_is_the_default_model_of_the_next_process(workspace: Workspace) -> None:
+    """§5.3: set_model records the choice as the default model (the reference's ``modelRoles.default``)."""
+    async with spawn(workspace) as client:
+        first = (await client.get_state())["model"]["id"]
+        await client.set_model("fake", "fake-reasoner")
+    stored = _default_role(workspace)
+    async with spawn(workspace) as client:
+        restarted = await client.get_state()
+        cycled = await client.cycle_model()
+    async with spawn(workspace) as client:
+        after_cycle = (await client.get_state())["model"]["id"]
+    assert first == "fake-model" and stored == "fake/fake-reasoner"
+    # a reasoning default model starts at its highest level, as with --model
+    assert (restarted["model"]["id"], restarted["thinkingLevel"]) == ("fake-reasoner", "high")
+    assert cycled is not None and cycled["model"]["id"] == "fake-model"
+    assert after_cycle == "fake-model"
+
+
+async def test_an_explicit_level_on_the_default_role_is_kept_and_used_at_start(workspace: Workspace) -> None:
+    workspace.config("modelRoles:\n  default: fake/fake-model:low\n")
+    async with spawn(workspace) as client:
+        await client.set_model("fake", "fake-reasoner")
+    async with spawn(workspace) as client:
+        state = await client.get_state()
+    assert _default_role(workspace) == "fake/fake-reasoner:low"
+    assert (state["model"]["id"], state["thinkingLevel"]) == ("fake-reasoner", "low")
+
+
+async def test_the_enabled_models_setting_scopes_cycle_model_like_the_models_flag(
+    workspace: Workspace,
+) -> None:
+    """§5.3: scoped models come from ``--models`` or the ``enabledModels`` setting."""
+    workspace.config("enabledModels:\n  - fake-reasoner:minimal\n  - fake-model\n")
+    async with spawn(workspace, "--model", "fake/fake-model") as client:
+        cycled = await client.cycle_model()
+    assert cycled is not None and cycled["isScoped"] is True
+    assert (cycled["model"]["id"], cycled["thinkingLevel"]) == ("fake-reasoner", "minimal")

@@ -86,13 +86,16 @@ def create_session(options: StartupOptions) -> AgentSession:
         settings.reset_to_defaults(RPC_RESET_KEYS)
         settings.override("todo.eager", True)
     store, resumed = _open_store(options)
-    model, cli_level = _choose_model(options, registry, store if resumed else None)
+    role = _default_role(settings, registry)
+    model, cli_level = _choose_model(options, registry, store if resumed else None, role)
     if options.api_key:
         if not (options.model or options.provider):
             raise StartupError("--api-key requires a model to be specified with --model or --provider")
         registry.set_runtime_api_key(model["provider"], options.api_key)
-    scoped = _scoped_models(options, registry)
-    level = _initial_level(options, settings, model, cli_level, store if resumed else None)
+    scoped = _scoped_models(options, settings, registry)
+    explicit_model = bool(options.model or options.provider)
+    role_level = role[1] if role is not None and not explicit_model else None
+    level = _initial_level(options, settings, model, cli_level, store if resumed else None, role_level)
     names = _tool_names(options)
     tools = create_coding_tools(options.cwd, None if options.tools is None else names)
     active = names if (options.tools is not None or not options.no_tools) else []
@@ -179,8 +182,27 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
         raise StartupError(str(exc)) from exc
 
 
+def _default_role(settings: Settings, registry: ModelRegistry) -> tuple[Model, ThinkingLevel | None] | None:
+    """The available model (and explicit ``:level``) of the ``modelRoles.default`` setting, if any.
+
+    ``set_model`` and ``cycle_model`` write that setting, as the reference does.
+    """
+    value = settings.get("modelRoles.default")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        model, level = registry.resolve(value)
+    except ModelResolutionError:
+        logger.warning("default model %r from settings not found; ignored", value)
+        return None
+    return (model, level) if registry.is_available(model) else None
+
+
 def _choose_model(
-    options: StartupOptions, registry: ModelRegistry, resumed: SessionStore | None
+    options: StartupOptions,
+    registry: ModelRegistry,
+    resumed: SessionStore | None,
+    role: tuple[Model, ThinkingLevel | None] | None,
 ) -> tuple[Model, ThinkingLevel | None]:
     try:
         if options.model:
@@ -204,6 +226,8 @@ def _choose_model(
             found = registry.find(provider, model_id)
             if found is not None and registry.is_available(found):
                 return found, None
+    if role is not None:
+        return role[0], None
     model = registry.default_model()
     if model is None:
         raise StartupError(NO_MODELS_TEXT)
@@ -211,11 +235,18 @@ def _choose_model(
 
 
 def _scoped_models(
-    options: StartupOptions, registry: ModelRegistry
+    options: StartupOptions, settings: Settings, registry: ModelRegistry
 ) -> list[tuple[Model, ThinkingLevel | None]]:
-    if not options.models:
+    """``--models`` patterns, else the ``enabledModels`` setting (a list of patterns)."""
+    if options.models:
+        patterns = [p.strip() for p in options.models.split(",") if p.strip()]
+    else:
+        configured = settings.get("enabledModels")
+        if not isinstance(configured, list):
+            return []
+        patterns = [str(p).strip() for p in configured if str(p).strip()]
+    if not patterns:
         return []
-    patterns = [p.strip() for p in options.models.split(",") if p.strip()]
     try:
         return registry.resolve_scope(patterns)
     except ModelResolutionError as exc:
@@ -228,7 +259,10 @@ def _initial_level(
     model: Model,
     cli_level: ThinkingLevel | None,
     resumed: SessionStore | None,
+    role_level: ThinkingLevel | None,
 ) -> ThinkingLevel | None:
+    """--thinking, the --model ``:level``, the resumed session's level, the default role's
+    explicit level, then ``defaultThinkingLevel`` — resolved against ``model``."""
     requested: str | None = None
     if options.thinking is not None:
         if options.thinking in EFFORT_LEVELS:
@@ -243,6 +277,8 @@ def _initial_level(
         restored = build_session_context(resumed.entries, resumed.leaf_id)
         if restored.thinking_level is not None:
             requested = restored.thinking_level
+    if requested is None and role_level is not None:
+        requested = role_level
     if requested is None:
         requested = str(settings.get("defaultThinkingLevel", "xhigh"))
     return resolve_level(model, requested)

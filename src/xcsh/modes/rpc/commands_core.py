@@ -6,12 +6,14 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.queue import normalize_queue_mode
-from xcsh.ai.thinking import next_level
-from xcsh.ai.types import THINKING_LEVELS
+from xcsh.ai.thinking import next_level, parse_level
+from xcsh.ai.types import THINKING_LEVELS, Model
 from xcsh.coding.errors import CommandError
+from xcsh.coding.session import model_ref
 from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
 
 if TYPE_CHECKING:
+    from xcsh.coding.session import AgentSession
     from xcsh.modes.rpc.server import Handler, RpcServer
 
 from xcsh.modes.rpc.server import HANDLED, NO_DATA
@@ -90,9 +92,22 @@ async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
     if model is None:
         raise CommandError(f"Model not found: {provider}/{model_id}")
     session.switch_model(model)
-    session.settings.set("defaultProvider", provider)
-    session.settings.set("defaultModel", model_id)
+    _remember_default(session, model)
     return model
+
+
+def _remember_default(session: AgentSession, model: Model) -> None:
+    """Record ``model`` as the default model of later processes (setting ``modelRoles.default``).
+
+    An explicit ``:level`` of the previous value is kept, as the reference does.
+    """
+    value = model_ref(model)
+    previous = session.settings.get("modelRoles.default")
+    if isinstance(previous, str):
+        _, colon, suffix = previous.rpartition(":")
+        if colon and parse_level(suffix) is not None:
+            value = f"{value}:{suffix}"
+    session.settings.set("modelRoles.default", value)
 
 
 async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
@@ -117,6 +132,7 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
         model, level = scoped[(index + 1) % len(scoped)]
         # the scoped model's own level, applied as is: unset stays unset (omitted below)
         session.switch_model(model, level)
+        _remember_default(session, model)
         data: dict[str, Any] = {"model": model}
         if session.thinking_level is not None:
             data["thinkingLevel"] = session.thinking_level
@@ -135,6 +151,7 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
     )
     model = models[(index + 1) % len(models)]
     session.switch_model(model)
+    _remember_default(session, model)
     data = {"model": model}
     if session.thinking_level is not None:
         data["thinkingLevel"] = session.thinking_level
