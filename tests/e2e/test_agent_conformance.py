@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import Workspace
+from conftest import Workspace, tool_results
 from e2e.helpers import text_of
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
@@ -169,3 +169,66 @@ async def test_a_response_cut_while_emitting_a_tool_call_gives_it_a_failed_resul
     assert "isWarning" not in end and result["content"] == [{"type": "text", "text": text}]
     assert not [f for f in frames if f["type"] == "host_tool_call"]
     assert [f["type"] for f in frames][-2:] == ["turn_end", "agent_end"]
+
+
+# ---- §3.3: concurrency classes -----------------------------------------------------------------------
+
+
+async def test_an_exclusive_call_waits_for_earlier_calls_and_later_calls_wait_for_it(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """shared c1 ‖ shared c2 → exclusive write c3 → shared c4; results in completion order."""
+    fake_llm.script(
+        script.tool_calls(
+            ("c1", "echo_host", {"message": "1"}),
+            ("c2", "echo_host", {"message": "2"}),
+            ("c3", "write", {"path": "x.txt", "content": "x"}),
+            ("c4", "echo_host", {"message": "4"}),
+        ),
+        script.text("done"),
+    )
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-session", "--tools", "write") as client:
+        await client.set_host_tools([ECHO])
+        start = client.mark()
+        await client.prompt("go?")
+        calls = {}
+        for call_id in ("c1", "c2"):
+            frame = await client.wait_for(of_call("host_tool_call", call_id), since=start)
+            calls[call_id] = frame["id"]
+        for call_id, text in (("c2", "two"), ("c1", "one")):
+            client.send_raw(
+                {
+                    "type": "host_tool_result",
+                    "id": calls[call_id],
+                    "result": {"content": [{"type": "text", "text": text}]},
+                }
+            )
+            await client.wait_for(of_call("tool_execution_end", call_id), since=start)
+        c4 = await client.wait_for(of_call("host_tool_call", "c4"), since=start)
+        client.send_raw(
+            {
+                "type": "host_tool_result",
+                "id": c4["id"],
+                "result": {"content": [{"type": "text", "text": "4"}]},
+            }
+        )
+        frames = await client.wait_for_idle(since=start)
+    order = [
+        (f["type"].removeprefix("tool_execution_"), f["toolCallId"])
+        for f in frames
+        if f["type"] in ("tool_execution_start", "tool_execution_end")
+    ]
+    assert order == [
+        ("start", "c1"),
+        ("start", "c2"),
+        ("end", "c2"),
+        ("end", "c1"),
+        ("start", "c3"),
+        ("end", "c3"),
+        ("start", "c4"),
+        ("end", "c4"),
+    ]
+    turn_end = next(f for f in frames if f["type"] == "turn_end")
+    assert [r["toolCallId"] for r in turn_end["toolResults"]] == ["c2", "c1", "c3", "c4"]
+    assert list(tool_results(fake_llm.requests[1].json)) == ["c2", "c1", "c3", "c4"]
+    assert (workspace.proj / "x.txt").read_text() == "x"
