@@ -112,3 +112,38 @@ async def test_the_enabled_models_setting_scopes_cycle_model_like_the_models_fla
         cycled = await client.cycle_model()
     assert cycled is not None and cycled["isScoped"] is True
     assert (cycled["model"]["id"], cycled["thinkingLevel"]) == ("fake-reasoner", "minimal")
+
+
+ASK_BEFORE_SWITCH = """
+async def ask(event, ctx):
+    allowed = await ctx.ui.confirm("Switch?", "Leave this session?")
+    ctx.ui.notify(f"allowed={allowed}")
+    return None if allowed else {"cancel": True}
+
+
+def setup(xcsh):
+    xcsh.on("session_before_switch", ask)
+"""
+
+
+async def test_stdin_eof_ends_the_process_while_a_blocking_command_waits_for_a_dialog(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """§2.5: at EOF nobody can answer a pending dialog; it resolves to its default and the process exits 0."""
+    ext = extension(tmp_path, "ask_switch", ASK_BEFORE_SWITCH)
+    async with spawn(workspace, "--model", "fake/fake-model", "-e", str(ext)) as client:
+        mark = client.mark()
+        client.send_raw({"id": "n", "type": "new_session"})
+        await client.wait_for(lambda f: f.get("method") == "confirm", since=mark)
+        code = await client.close(timeout=5)
+    answers = [f for f in client.frames[mark:] if f["type"] == "response"]
+    assert code == 0
+    assert answers == [
+        {
+            "id": "n",
+            "type": "response",
+            "command": "new_session",
+            "success": True,
+            "data": {"cancelled": True},
+        }
+    ]

@@ -3,7 +3,8 @@
 Dialogs (``select``, ``confirm``, ``input``, ``editor``) wait for the host's
 ``extension_ui_response`` with the same ``id``; a timeout or an abort resolves them to
 their default without any frame (except ``editor``, whose abort sends ``cancel``).
-Responses for unknown or settled ids are ignored. ``setTitle`` is sent only when
+Responses for unknown or settled ids are ignored; at stdin EOF every dialog resolves to
+its default. ``setTitle`` is sent only when
 ``PI_RPC_EMIT_TITLE`` is 1/true/yes/on. Extension failures become ``extension_error``
 frames, and an extension's shutdown request ends the process after the next response.
 """
@@ -70,6 +71,7 @@ class UiBridge(DialogUI):
         self._write = write
         self._emit_titles = emit_titles
         self._pending: dict[str, Callable[[Frame], None]] = {}
+        self._host_gone = False
 
     @property
     def has_ui(self) -> bool:
@@ -85,6 +87,13 @@ class UiBridge(DialogUI):
         resolve = self._pending.pop(rid, None) if isinstance(rid, str) else None
         if resolve is not None:
             resolve(frame)
+
+    def close(self) -> None:
+        """stdin ended: open and later dialogs resolve to their defaults, since nobody can answer."""
+        self._host_gone = True
+        pending, self._pending = list(self._pending.values()), {}
+        for resolve in pending:
+            resolve({"cancelled": True})
 
     def _send(self, method: str, fields: Mapping[str, Any], rid: str | None = None) -> str:
         rid = rid or uuid.uuid4().hex
@@ -102,7 +111,7 @@ class UiBridge(DialogUI):
     async def _dialog(self, dialog: Dialog, default: T, answer: Callable[[Frame], T]) -> T:
         """Send the request and wait for its answer, the timeout or the abort, whichever is first."""
         signal, timeout_ms = dialog.signal, dialog.timeout_ms
-        if signal is not None and signal.aborted:
+        if self._host_gone or (signal is not None and signal.aborted):
             return default
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
@@ -169,6 +178,7 @@ def install(server: RpcServer) -> None:
     bridge = UiBridge(server.write, emit_titles=titles_enabled(os.environ))
     runner.ui = bridge
     server.on_ui_response = bridge.handle_response
+    server.on_eof.append(bridge.close)
     runner.on_error = lambda error: server.write(error.frame())
     runner.on_action_error = lambda command, message: server.write(
         {"type": "response", "command": command, "success": False, "error": message}
