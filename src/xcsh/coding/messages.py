@@ -148,15 +148,15 @@ def _repair_pairs(messages: list[Message]) -> list[Message]:
             nxt = messages[i]
             if nxt["role"] == "assistant":
                 break
-            if nxt["role"] == "toolResult" and nxt["toolCallId"] in wanted:
+            if nxt["role"] == "toolResult" and nxt["toolCallId"] in wanted.keys() - results.keys():
                 results[nxt["toolCallId"]] = nxt
             else:
                 stray.append(nxt)
             i += 1
+        # results keep the order they were recorded in (completion order, agent-behaviour §3.3)
+        out.extend(results.values())
         for call_id, name in wanted.items():
-            if call_id in results:
-                out.append(results[call_id])
-            else:
+            if call_id not in results:
                 out.append(
                     cast(
                         Message,
