@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import Workspace, tool_results
 from e2e.helpers import text_of
 from xcsh.rpc.client import RpcClient
@@ -232,3 +234,60 @@ async def test_an_exclusive_call_waits_for_earlier_calls_and_later_calls_wait_fo
     assert [r["toolCallId"] for r in turn_end["toolResults"]] == ["c2", "c1", "c3", "c4"]
     assert list(tool_results(fake_llm.requests[1].json)) == ["c2", "c1", "c3", "c4"]
     assert (workspace.proj / "x.txt").read_text() == "x"
+
+
+# ---- §4: queues ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
+async def test_steering_queued_while_idle_is_delivered_one_per_turn_or_all_at_once(
+    workspace: Workspace, fake_llm: FakeLLM, mode: str
+) -> None:
+    """One-at-a-time: the oldest at the run's start, the next after the first turn; all: both at once."""
+    replies = [script.text("r1"), script.text("r2")] if mode == "one-at-a-time" else [script.text("r1")]
+    fake_llm.script(*replies)
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        await client.set_steering_mode(mode)
+        await client.steer("A")
+        await client.steer("B")
+        queued = (await client.get_state())["queuedMessageCount"]
+        frames = await client.prompt_and_wait("go?")
+        after = (await client.get_state())["queuedMessageCount"]
+    turns: list[list[str]] = []
+    for f in frames:
+        if f["type"] == "turn_start":
+            turns.append([])
+        elif f["type"] == "message_end":
+            turns[-1].append(text_of(f["message"]))
+    if mode == "one-at-a-time":
+        assert turns == [["go?", "A", "r1"], ["B", "r2"]]
+    else:
+        assert turns == [["go?", "A", "B", "r1"]]
+    assert (queued, after) == (2, 0)
+
+
+async def test_abort_keeps_queued_follow_ups_for_the_next_run(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """§4.4: a follow-up queued during an aborted run is delivered at the end of the next run."""
+    fake_llm.script(script.hold("thinking…"), script.text("second"), script.text("after follow-up"))
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        start = client.mark()
+        await client.prompt("first?")
+        await client.wait_for(lambda f: f.get("type") == "message_update", since=start)
+        await client.follow_up("later")
+        await client.abort()
+        queued = (await client.get_state())["queuedMessageCount"]
+        frames = await client.prompt_and_wait("again?")
+    users = [
+        text_of(f["message"])
+        for f in frames
+        if f["type"] == "message_start" and f["message"]["role"] == "user"
+    ]
+    assert queued == 1 and users == ["again?", "later"]
+    assert [text_of(m) for m in next(f for f in frames if f["type"] == "agent_end")["messages"]] == [
+        "again?",
+        "second",
+        "later",
+        "after follow-up",
+    ]
