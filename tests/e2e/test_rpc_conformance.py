@@ -147,3 +147,34 @@ async def test_stdin_eof_ends_the_process_while_a_blocking_command_waits_for_a_d
             "data": {"cancelled": True},
         }
     ]
+
+
+SEND_WHILE_SWITCHING = """
+def setup(xcsh):
+    xcsh.on("session_before_switch", lambda event, ctx: xcsh.send_user_message("one more thing"))
+"""
+
+
+async def test_an_extension_send_error_is_not_taken_for_the_pending_request(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """§3/§8.6: an id-less ``extension_send_user`` error belongs to no request; the client keeps waiting."""
+    ext = extension(tmp_path, "send_on_switch", SEND_WHILE_SWITCHING)
+    fake_llm.script(script.hold("working"))
+    async with spawn(workspace, "--model", "fake/fake-model", "-e", str(ext)) as client:
+        mark = client.mark()
+        await client.prompt("long task")
+        await client.wait_for_type("message_update", since=mark)
+        # the handler's send fails (busy, no deliver_as) while new_session is the only pending request
+        switched = await client.new_session()
+    errors = [f for f in client.frames[mark:] if f.get("command") == "extension_send_user"]
+    assert switched == {"cancelled": False}
+    assert errors == [
+        {
+            "type": "response",
+            "command": "extension_send_user",
+            "success": False,
+            "error": "Agent is already processing. Use steer() or followUp() to queue messages, "
+            "or wait for completion.",
+        }
+    ]

@@ -56,7 +56,8 @@ class RpcClient:
         self.frames: list[Frame] = []
         self.version: str | None = None
         self._changed = asyncio.Condition()
-        self._pending: dict[str, tuple[str, asyncio.Future[Frame]]] = {}
+        # id → (the request's raw ``type``, future of its response)
+        self._pending: dict[str, tuple[Any, asyncio.Future[Frame]]] = {}
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
         self._host_tools: dict[str, HostToolHandler] = {}
@@ -164,9 +165,13 @@ class RpcClient:
         cid = frame.get("id")
         entry = self._pending.get(cid) if isinstance(cid, str) else None
         if entry is None and cid is None:
-            # an error without id (parse / unknown command): attribute it when unambiguous
-            same = [k for k, (cmd, _) in self._pending.items() if cmd == frame.get("command")]
-            candidates = same or (list(self._pending) if len(self._pending) == 1 else [])
+            # an error without id: an unknown command names its request's type; a parse error
+            # can only be attributed when one request is pending (rpc-protocol §3). Anything else
+            # (e.g. extension_send errors) belongs to no request.
+            command = frame.get("command")
+            same = [k for k, (sent, _) in self._pending.items() if sent == command]
+            alone = command == "parse" and len(self._pending) == 1
+            candidates = same or (list(self._pending) if alone else [])
             if len(candidates) == 1:
                 cid = candidates[0]
                 entry = self._pending.get(cid)
@@ -185,7 +190,7 @@ class RpcClient:
         cid = str(command.get("id") or f"req_{next(self._ids)}")
         frame = {**command, "id": cid}
         future: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
-        self._pending[cid] = (str(command.get("type")), future)
+        self._pending[cid] = (command.get("type"), future)
         self.send_raw(frame)
         assert self.process.stdin is not None
         await self.process.stdin.drain()
