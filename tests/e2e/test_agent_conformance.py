@@ -291,3 +291,38 @@ async def test_abort_keeps_queued_follow_ups_for_the_next_run(
         "later",
         "after follow-up",
     ]
+
+
+# ---- §3.3: events of one call carry the same args -------------------------------------------------------
+
+
+async def test_progress_updates_carry_the_same_args_as_the_start_event(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """args of tool_execution_update = args of tool_execution_start (validation may only clean the tool's copy)."""
+    fake_llm.script(script.tool_calls(("c1", "echo_host", {"message": "a", "note": None})), script.text("ok"))
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        await client.set_host_tools([ECHO])
+        start = client.mark()
+        await client.prompt("go?")
+        call = await client.wait_for_type("host_tool_call", since=start)
+        client.send_raw(
+            {
+                "type": "host_tool_update",
+                "id": call["id"],
+                "partialResult": {"content": [{"type": "text", "text": "…"}]},
+            }
+        )
+        update = await client.wait_for_type("tool_execution_update", since=start)
+        client.send_raw(
+            {
+                "type": "host_tool_result",
+                "id": call["id"],
+                "result": {"content": [{"type": "text", "text": "a"}]},
+            }
+        )
+        frames = await client.wait_for_idle(since=start)
+    tool_start = next(f for f in frames if of_call("tool_execution_start", "c1")(f))
+    assert tool_start["args"] == {"message": "a", "note": None}
+    assert update["args"] == tool_start["args"]
+    assert call["arguments"] == {"message": "a"}

@@ -187,6 +187,8 @@ async def _execute(
     ctx = batch.ctx
     if tool is None:
         return _text_result(f"Tool {call['name']} not found"), True
+    # events keep showing the arguments of tool_execution_start; the tool gets the validated copy
+    shown = args
     if not tool.lenient:
         try:
             args = validate_arguments(tool.name, args, tool.parameters)
@@ -207,7 +209,7 @@ async def _execute(
                 "type": "tool_execution_update",
                 "toolCallId": call["id"],
                 "toolName": call["name"],
-                "args": args,
+                "args": shown,
                 "partialResult": partial,
             }
         )
