@@ -326,3 +326,34 @@ async def test_progress_updates_carry_the_same_args_as_the_start_event(
     assert tool_start["args"] == {"message": "a", "note": None}
     assert update["args"] == tool_start["args"]
     assert call["arguments"] == {"message": "a"}
+
+
+# ---- session-format §3: thinking_level_change entries only on effective changes ------------------------
+
+
+async def test_switching_models_clamps_an_explicit_level_and_records_each_effective_change(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """model_change at start (no role) and per set_model (role default); thinking_level_change only on effective changes."""
+    fake_llm.script(script.text("hi"))
+    args = ["--model", "fake/fake-reasoner", "--no-tools", "--session-dir", str(workspace.sess)]
+    async with spawn(workspace, *args) as client:
+        initial = (await client.get_state())["thinkingLevel"]
+        await client.set_thinking_level("low")
+        await client.set_thinking_level("low")
+        await client.set_model("fake", "fake-model")
+        on_plain = (await client.get_state())["thinkingLevel"]
+        await client.set_model("fake", "fake-reasoner")
+        back = (await client.get_state())["thinkingLevel"]
+        await client.prompt_and_wait("hello?")
+        session_file = (await client.get_state())["sessionFile"]
+    assert (initial, on_plain, back) == ("high", "off", "off")
+    recorded = entries(session_file)
+    levels = [e["thinkingLevel"] for e in recorded if e["type"] == "thinking_level_change"]
+    assert levels == ["high", "low", None]
+    models = [(e["model"], e.get("role")) for e in recorded if e["type"] == "model_change"]
+    assert models == [
+        ("fake/fake-reasoner", None),
+        ("fake/fake-model", "default"),
+        ("fake/fake-reasoner", "default"),
+    ]
