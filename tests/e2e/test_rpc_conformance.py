@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from conftest import Workspace
+from conftest import Workspace, fake_models_yml
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -178,3 +178,15 @@ async def test_an_extension_send_error_is_not_taken_for_the_pending_request(
             "or wait for completion.",
         }
     ]
+
+
+async def test_non_finite_numbers_are_written_as_null_like_json_stringify(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """§1: every frame is valid JSON; NaN and Infinity (not JSON) become null, as JSON.stringify writes them."""
+    odd = "      - id: odd-prices\n        cost: {input: .nan, output: .inf}\n"
+    (workspace.agent / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=odd))
+    async with spawn(workspace, "--model", "fake/fake-model") as client:
+        models = await client.get_available_models()
+    cost = next(m for m in models if m["id"] == "odd-prices")["cost"]
+    assert cost == {"input": None, "output": None, "cacheRead": 0, "cacheWrite": 0}

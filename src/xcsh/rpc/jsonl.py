@@ -7,6 +7,7 @@ inside JSON strings. A trailing ``\\r`` is tolerated on input.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +15,30 @@ from typing import Any
 DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and ±Infinity replaced by None (JSON has no such numbers)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def encode_frame(obj: Any) -> bytes:
-    """One frame: compact JSON (as JavaScript's JSON.stringify writes it) plus ``\\n``."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """One frame: compact JSON (as JavaScript's JSON.stringify writes it) plus ``\\n``.
+
+    Like JSON.stringify, non-finite numbers are written as ``null``.
+    """
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        if "float" not in str(exc):
+            raise  # e.g. a circular reference: a bug, not data
+        # rare: a non-finite number; the normal path pays nothing for this
+        obj = _finite(obj)
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
