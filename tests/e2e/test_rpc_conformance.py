@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,44 @@ async def test_non_finite_numbers_are_written_as_null_like_json_stringify(
         models = await client.get_available_models()
     cost = next(m for m in models if m["id"] == "odd-prices")["cost"]
     assert cost == {"input": None, "output": None, "cacheRead": 0, "cacheWrite": 0}
+
+
+async def test_a_non_string_id_is_echoed_and_a_null_type_is_an_unknown_command_named_null(
+    workspace: Workspace,
+) -> None:
+    """§3/§4.3 as the reference writes them: any id value is echoed; ``type:null`` keeps ``command:null``."""
+    async with spawn(workspace, "--model", "fake/fake-model") as client:
+        mark = client.mark()
+        client.send_raw({"id": 7, "type": "set_steering_mode", "mode": "all"})
+        client.send_raw({"id": "q", "type": None})
+        await client.get_state()
+    answers = [f for f in client.frames[mark:] if f["type"] == "response"][:2]
+    assert answers == [
+        {"id": 7, "type": "response", "command": "set_steering_mode", "success": True},
+        {"type": "response", "command": None, "success": False, "error": "Unknown command: null"},
+    ]
+
+
+QUIT = """
+def setup(xcsh):
+    def quit(args, ctx):
+        ctx.shutdown()
+        ctx.ui.notify("quitting")
+
+    xcsh.register_command("quit", quit)
+"""
+
+
+async def test_an_extension_shutdown_is_honoured_after_an_unknown_command_response(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """§2.5: the shutdown follows the next command response, whatever the command was."""
+    ext = extension(tmp_path, "quit", QUIT)
+    async with spawn(workspace, "--model", "fake/fake-model", "-e", str(ext)) as client:
+        mark = client.mark()
+        await client.prompt("/quit")
+        await client.wait_for(lambda f: f.get("message") == "quitting", since=mark)
+        client.send_raw({"type": "no_such_command"})
+        async with asyncio.timeout(5):
+            code = await client.process.wait()
+    assert code == 0

@@ -72,8 +72,8 @@ class RpcServer:
 
     def respond(self, command: Any, cid: Any, *, data: Any = NO_DATA, error: str | None = None) -> None:
         frame: dict[str, Any] = {}
-        if isinstance(cid, str):
-            frame["id"] = cid
+        if cid is not None:
+            frame["id"] = cid  # any JSON value is echoed, as the reference does
         frame["type"] = "response"
         frame["command"] = command
         frame["success"] = error is None
@@ -81,6 +81,10 @@ class RpcServer:
             frame["error"] = error
         elif data is not NO_DATA:
             frame["data"] = data
+        self._answer(frame)
+
+    def _answer(self, frame: dict[str, Any]) -> None:
+        """Write a command's response, then run the after-response hooks (e.g. a pending shutdown)."""
         self.write(frame)
         for callback in list(self.after_response):
             callback()
@@ -191,16 +195,17 @@ class RpcServer:
             if frame is None:
                 self.parse_error("Cannot read properties of null (reading 'type')")
             else:
-                self.write({"type": "response", "success": False, "error": "Unknown command: undefined"})
+                self._answer({"type": "response", "success": False, "error": "Unknown command: undefined"})
             return
         kind = frame.get("type")
         handler = self.handlers.get(kind) if isinstance(kind, str) else None
         if handler is None:
-            if "type" not in frame or kind is None:
-                self.write({"type": "response", "success": False, "error": "Unknown command: undefined"})
+            if "type" not in frame:
+                self._answer({"type": "response", "success": False, "error": "Unknown command: undefined"})
             else:
+                # JSON.stringify keeps a null command; String(null) is "null"
                 shown = kind if isinstance(kind, str) else json.dumps(kind)
-                self.write(
+                self._answer(
                     {
                         "type": "response",
                         "command": kind,
