@@ -357,3 +357,25 @@ async def test_switching_models_clamps_an_explicit_level_and_records_each_effect
         ("fake/fake-model", "default"),
         ("fake/fake-reasoner", "default"),
     ]
+
+
+# ---- session-format §4: a write failure is latched and logged, it does not break the run --------------------
+
+
+async def test_a_session_file_that_cannot_be_written_does_not_interrupt_the_run(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The answer is still streamed and ended (message_end, agent_end) and nothing is retried."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    fake_llm.script(script.text("hi there"))
+    args = ["--model", "fake/fake-model", "--no-tools", "--session-dir", str(blocker / "sessions")]
+    async with spawn(workspace, *args) as client:
+        frames = await client.prompt_and_wait("hello?")
+        messages = await client.get_messages()
+    assert not [f for f in frames if f["type"].startswith("auto_retry")]
+    ends = [f["message"] for f in frames if f["type"] == "message_end"]
+    assert [(m["role"], text_of(m)) for m in ends] == [("user", "hello?"), ("assistant", "hi there")]
+    agent_end = next(f for f in frames if f["type"] == "agent_end")
+    assert [m["role"] for m in agent_end["messages"]] == ["user", "assistant"]
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("assistant", "stop")]

@@ -26,7 +26,7 @@ from xcsh.coding.file_mentions import build_file_mention
 from xcsh.coding.hooks import RunAction, SessionHooks, SlashCommand
 from xcsh.coding.messages import convert_to_llm, user_message
 from xcsh.coding.models import ModelRegistry
-from xcsh.coding.sessions.store import SessionStore
+from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 from xcsh.coding.settings import Settings
 from xcsh.coding.system_prompt import build_system_prompt, find_context_files
 
@@ -120,7 +120,12 @@ class AgentSession:
     def _persist_message(self, message: AgentMessage) -> None:
         if message.get("role") in ("compactionSummary", "branchSummary"):
             return
-        self.store.append_message(message)
+        try:
+            self.store.append_message(message)
+        except SessionWriteError:
+            # the store latched and logged the failure; it resurfaces on explicit session
+            # operations, but must not break the run or hold back this message's events
+            pass
 
     # ---- state -----------------------------------------------------------------------
     @property
