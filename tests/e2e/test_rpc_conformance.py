@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import yaml
 
 from conftest import Workspace, fake_models_yml
 from xcsh.rpc.client import RpcClient
+from xcsh.rpc.jsonl import encode_frame
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -231,4 +234,46 @@ async def test_an_extension_shutdown_is_honoured_after_an_unknown_command_respon
         client.send_raw({"type": "no_such_command"})
         async with asyncio.timeout(5):
             code = await client.process.wait()
+    assert code == 0
+
+
+async def test_a_host_that_stops_reading_can_still_write_all_its_commands(workspace: Workspace) -> None:
+    """§1: the server keeps draining stdin while its stdout is full, so host and server never
+    block each other; once the host reads again, every answer arrives, in order."""
+    count = 400
+    padding = "x" * 4096  # unknown fields are ignored; they make the input outgrow the pipe
+    lines = b"".join(
+        encode_frame({"id": f"s{i}", "type": "get_state", "padding": padding}) for i in range(count)
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "xcsh",
+        "--mode",
+        "rpc",
+        "--model",
+        "fake/fake-model",
+        *PLAIN,
+        cwd=workspace.proj,
+        env=workspace.env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=1 << 22,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        async with asyncio.timeout(5):
+            # nothing is read from stdout yet: its pipe fills after a few dozen answers
+            process.stdin.write(lines)
+            await process.stdin.drain()
+            process.stdin.close()
+            ids = [json.loads(line).get("id") async for line in process.stdout]
+            code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert len(lines) > 1 << 20
+    assert ids == [None, *(f"s{i}" for i in range(count))]  # the ready frame, then every answer
     assert code == 0
