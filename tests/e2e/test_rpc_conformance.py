@@ -277,3 +277,30 @@ async def test_a_host_that_stops_reading_can_still_write_all_its_commands(worksp
     assert len(lines) > 1 << 20
     assert ids == [None, *(f"s{i}" for i in range(count))]  # the ready frame, then every answer
     assert code == 0
+
+
+async def test_bash_during_a_run_is_held_back_without_events_until_the_next_prompt(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """§5.8/agent-behaviour §10.2: a user bash result is deferred while a run is active; no events."""
+    gate = script.Gate()
+    fake_llm.script(script.hold("busy", gate), script.text("seen it"))
+    async with spawn(workspace, "--model", "fake/fake-model") as client:
+        mark = client.mark()
+        await client.prompt("work")
+        await client.wait_for_type("message_update", since=mark)
+        before = client.mark()
+        result = await client.bash("echo during-run")
+        quiet = [f for f in client.frames[before:] if f["type"] not in ("response", "message_update")]
+        gate.release()
+        await client.wait_for_idle(since=mark)
+        held = [m["role"] for m in await client.get_messages()]
+        frames = await client.prompt_and_wait("and now?")
+        after = [m["role"] for m in await client.get_messages()]
+    assert result["output"] == "during-run\n" and result["exitCode"] == 0
+    assert quiet == [] and "bashExecution" not in held
+    assert not any(f["type"] == "message_start" and f["message"]["role"] == "bashExecution" for f in frames)
+    # flushed at the start of the next prompt: after the earlier answer, before the new user message
+    assert after[len(held) :] == ["bashExecution", "user", "assistant"]
+    sent = fake_llm.requests[1].json["messages"]
+    assert any("Ran `echo during-run`" in str(m.get("content")) for m in sent if m["role"] == "user")
