@@ -304,3 +304,30 @@ async def test_bash_during_a_run_is_held_back_without_events_until_the_next_prom
     assert after[len(held) :] == ["bashExecution", "user", "assistant"]
     sent = fake_llm.requests[1].json["messages"]
     assert any("Ran `echo during-run`" in str(m.get("content")) for m in sent if m["role"] == "user")
+
+
+def _header(path: str) -> Any:
+    return json.loads(Path(path).read_text().splitlines()[0])
+
+
+async def test_empty_parent_session_is_absent_and_switching_drops_queued_messages(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """§5.1: ``parentSession: ""`` is treated as absent; §5.9: switch_session clears the queues."""
+    fake_llm.script(script.text("a1"), script.text("a2"), script.text("a3"))
+    args = ["--model", "fake/fake-model", "--no-tools", "--session-dir", str(workspace.sess)]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        await client.prompt_and_wait("first")
+        first = (await client.get_state())["sessionFile"]
+        await client.new_session(parent_session="")
+        await client.prompt_and_wait("second")
+        second = (await client.get_state())["sessionFile"]
+        await client.steer("stale steer")
+        await client.follow_up("stale follow-up")
+        switched = await client.switch_session(first)
+        queued = (await client.get_state())["queuedMessageCount"]
+        frames = await client.prompt_and_wait("third")
+    assert "parentSession" not in _header(second)
+    assert switched == {"cancelled": False} and queued == 0
+    users = [f["message"]["content"] for f in frames if f["type"] == "message_start"]
+    assert users == [[{"type": "text", "text": "third"}], []]  # the user prompt, then the reply's start
