@@ -331,3 +331,29 @@ async def test_empty_parent_session_is_absent_and_switching_drops_queued_message
     assert switched == {"cancelled": False} and queued == 0
     users = [f["message"]["content"] for f in frames if f["type"] == "message_start"]
     assert users == [[{"type": "text", "text": "third"}], []]  # the user prompt, then the reply's start
+
+
+async def test_images_of_a_prompt_queued_while_busy_stay_with_its_text(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """§5.1: a busy prompt with streamingBehavior is queued as steer/follow-up with its images."""
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    gate = script.Gate()
+    fake_llm.script(script.hold("busy", gate), script.text("steered"), script.text("followed"))
+    async with spawn(workspace, "--model", "fake/fake-model") as client:
+        mark = client.mark()
+        await client.prompt("work")
+        await client.wait_for_type("message_update", since=mark)
+        await client.prompt("look", images=[image], streaming_behavior="steer")
+        await client.prompt("later", images=[image], streaming_behavior="followUp")
+        gate.release()
+        frames = await client.wait_for_idle(since=mark)
+    users = [
+        f["message"]["content"]
+        for f in frames
+        if f["type"] == "message_start" and f["message"]["role"] == "user"
+    ]
+    assert users[1:] == [
+        [{"type": "text", "text": "look"}, image],
+        [{"type": "text", "text": "later"}, image],
+    ]
