@@ -379,3 +379,25 @@ async def test_a_session_file_that_cannot_be_written_does_not_interrupt_the_run(
     agent_end = next(f for f in frames if f["type"] == "agent_end")
     assert [m["role"] for m in agent_end["messages"]] == ["user", "assistant"]
     assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("assistant", "stop")]
+
+
+# ---- §1: the live context holds finished messages ---------------------------------------------------------
+
+
+async def test_a_response_still_streaming_is_not_yet_part_of_the_live_context(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """Messages join the context at their message_end: mid-stream get_messages/messageCount exclude the partial."""
+    gate = script.Gate()
+    fake_llm.script(script.hold("partial", gate))
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        start = client.mark()
+        await client.prompt("hello?")
+        await client.wait_for(lambda f: f.get("type") == "message_update", since=start)
+        during = await client.get_messages()
+        count = (await client.get_state())["messageCount"]
+        gate.release()
+        await client.wait_for_idle(since=start)
+        after = await client.get_messages()
+    assert [m["role"] for m in during] == ["user"] and count == 1
+    assert [(m["role"], text_of(m)) for m in after] == [("user", "hello?"), ("assistant", "partial")]

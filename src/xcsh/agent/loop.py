@@ -154,7 +154,6 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
         kind = event["type"]
         if kind == "start":
             partial = cast(Any, event)["partial"]
-            hooks.messages.append(cast(AgentMessage, partial))
             started = True
             hooks.emit({"type": "message_start", "message": partial})
         elif kind in ("done", "error"):
@@ -167,11 +166,9 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
     final = await stream.result()
     if signal.aborted and final["stopReason"] not in ("aborted", "error"):
         final = _aborted_copy(seen or partial or final)
-    if started:
-        # the partial object is the final one in our providers; replace defensively
-        hooks.messages[_index_of(hooks.messages, partial)] = cast(AgentMessage, final)
-    else:
-        hooks.messages.append(cast(AgentMessage, final))
+    # a response joins the live context when it ends, as every other message does
+    hooks.messages.append(cast(AgentMessage, final))
+    if not started:
         hooks.emit({"type": "message_start", "message": final})
     hooks.emit({"type": "message_end", "message": final})
     return final
@@ -187,13 +184,6 @@ def _aborted_copy(snapshot: AssistantMessage) -> AssistantMessage:
     message["stopReason"] = "aborted"
     message["errorMessage"] = ABORTED_MESSAGE
     return message
-
-
-def _index_of(messages: list[AgentMessage], target: object) -> int:
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i] is target:
-            return i
-    return len(messages) - 1
 
 
 def failure_message(model: Model, error: str, *, aborted: bool) -> AssistantMessage:
