@@ -357,3 +357,42 @@ async def test_images_of_a_prompt_queued_while_busy_stay_with_its_text(
         [{"type": "text", "text": "look"}, image],
         [{"type": "text", "text": "later"}, image],
     ]
+
+
+ODD_VALUES = """
+from pathlib import Path
+
+
+def setup(xcsh):
+    async def where(args, call):
+        call.update({"content": [{"type": "text", "text": "looking"}], "details": {"at": Path("/srv")}})
+        return {"content": [{"type": "text", "text": "here"}], "details": {"path": Path("/tmp"), "tags": {"a"}}}
+
+    def note(args, ctx):
+        xcsh.send_message("note", "remember", details={"where": Path("/srv")})
+        ctx.ui.notify("noted")
+
+    xcsh.register_tool("where", "Where am I.", {"type": "object", "properties": {}}, where)
+    xcsh.register_command("note", note)
+"""
+
+
+async def test_python_values_from_an_extension_reach_the_wire_as_plain_json(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """§6/§8: an extension's tool details or message details holding non-JSON Python values (a
+    Path, a set) are sent as strings instead of breaking the run or the frame stream."""
+    ext = extension(tmp_path, "odd_values", ODD_VALUES)
+    fake_llm.script(script.tool_calls(("c1", "where", {})), script.text("done"))
+    async with spawn(workspace, "--model", "fake/fake-model", "-e", str(ext)) as client:
+        frames = await client.prompt_and_wait("where?", timeout=5)
+        mark = client.mark()
+        await client.prompt("/note")
+        await client.wait_for(lambda f: f.get("message") == "noted", since=mark)
+        messages = await client.get_messages()
+    update = next(f for f in frames if f["type"] == "tool_execution_update")
+    end = next(f for f in frames if f["type"] == "tool_execution_end")
+    assert update["partialResult"]["details"] == {"at": "/srv"}
+    assert end["isError"] is False and end["result"]["details"] == {"path": "/tmp", "tags": ["a"]}
+    assert frames[-1]["type"] == "agent_end" and frames[-1]["messages"][-1]["stopReason"] == "stop"
+    assert messages[-1]["role"] == "custom" and messages[-1]["details"] == {"where": "/srv"}

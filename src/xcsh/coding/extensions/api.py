@@ -402,7 +402,7 @@ class ExtensionAPI:
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         """Persist extension state as a ``custom`` session entry (not sent to the model)."""
-        self._runner.session.store.append_custom(custom_type, data)
+        self._runner.session.store.append_custom(custom_type, plain_json(data))
 
     def get_active_tools(self) -> list[str]:
         return list(self._runner.session.active_tool_names)
@@ -418,12 +418,31 @@ class ExtensionAPI:
         self._runner.shutdown_requested = True
 
 
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    return str(value)
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` as plain JSON data: sets become lists, any other non-JSON object its ``str()``.
+
+    Extension values end up in events and the session file; one odd object (a ``Path``)
+    must not break the run or the frame stream.
+    """
+    try:
+        json.dumps(value)
+    except TypeError:
+        return json.loads(json.dumps(value, default=_jsonable))
+    return value
+
+
 def as_tool_result(value: Any) -> dict[str, Any]:
-    """An extension tool's return value as a tool result."""
+    """An extension tool's return value as a tool result (plain JSON)."""
     if isinstance(value, dict) and isinstance(value.get("content"), list):
-        return value
+        return dict(plain_json(value))
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}], "details": {}}
     if value is None:
         return {"content": [], "details": {}}
-    return {"content": [{"type": "text", "text": json.dumps(value, default=str)}], "details": {}}
+    return {"content": [{"type": "text", "text": json.dumps(value, default=_jsonable)}], "details": {}}

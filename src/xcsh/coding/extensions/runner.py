@@ -33,6 +33,7 @@ from xcsh.coding.extensions.api import (
     ToolInvocation,
     ToolSpec,
     as_tool_result,
+    plain_json,
 )
 from xcsh.coding.extensions.loader import ExtensionLoadError, import_extension
 from xcsh.coding.messages import custom_message
@@ -346,7 +347,9 @@ class ExtensionRunner:
         trigger_turn: bool,
         deliver_as: Literal["steer", "followUp", "nextTurn"] | None,
     ) -> None:
-        message: AgentMessage = custom_message(custom_type, content, display=display, details=details)
+        message: AgentMessage = custom_message(
+            custom_type, plain_json(content), display=display, details=plain_json(details)
+        )
         session = self.session
         if session.is_streaming:
             if deliver_as == "nextTurn":
