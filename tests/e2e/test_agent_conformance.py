@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Workspace, tool_results
+from conftest import Workspace, tool_results, user_texts
 from e2e.helpers import text_of
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
@@ -401,3 +401,69 @@ async def test_a_response_still_streaming_is_not_yet_part_of_the_live_context(
         after = await client.get_messages()
     assert [m["role"] for m in during] == ["user"] and count == 1
     assert [(m["role"], text_of(m)) for m in after] == [("user", "hello?"), ("assistant", "partial")]
+
+
+# ---- §1.2: every role of a reference session reaches the model ------------------------------------------------
+
+
+def _reference_session(path: Path, cwd: Path, *messages: Frame) -> None:
+    """A session file as the reference writes it: header, model/level entries, then messages."""
+    lines: list[Frame] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "0a1b2c3d4e5f6789",
+            "timestamp": "2026-07-02T10:00:00.000Z",
+            "cwd": str(cwd),
+        },
+        {
+            "type": "model_change",
+            "id": "e0",
+            "parentId": None,
+            "timestamp": "2026-07-02T10:00:00.010Z",
+            "model": "fake/fake-model",
+        },
+    ]
+    for index, message in enumerate(messages, start=1):
+        lines.append(
+            {
+                "type": "message",
+                "id": f"e{index}",
+                "parentId": f"e{index - 1}",
+                "timestamp": "2026-07-02T10:00:05.000Z",
+                "message": message,
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+async def test_a_python_execution_from_a_reference_session_is_shown_to_the_model(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """pythonExecution → a user text message (agent-behaviour §1.2), like bashExecution."""
+    ok = {
+        "role": "pythonExecution",
+        "code": "print(1)",
+        "output": "1",
+        "exitCode": 0,
+        "cancelled": False,
+        "truncated": False,
+        "timestamp": 1783000005000,
+    }
+    failed = {**ok, "code": "1/0", "output": "ZeroDivisionError", "exitCode": 1}
+    hidden = {**ok, "code": "secret()", "excludeFromContext": True}
+    session = workspace.sess / "ref.jsonl"
+    _reference_session(session, workspace.proj, ok, failed, hidden)
+    fake_llm.script(script.text("seen"))
+    async with spawn(
+        workspace, "--model", "fake/fake-model", "--no-tools", "--session", str(session)
+    ) as client:
+        await client.prompt_and_wait("what ran?")
+    sent = user_texts(fake_llm.requests[0].json)
+    joined = "\n".join(sent)
+    assert "Ran Python:\n```python\nprint(1)\n```\nOutput:\n```\n1\n```" in joined
+    assert (
+        "Ran Python:\n```python\n1/0\n```\nOutput:\n```\nZeroDivisionError\n```\n\nExecution failed with code 1"
+        in joined
+    )
+    assert "secret()" not in joined and joined.endswith("what ran?")

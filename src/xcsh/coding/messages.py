@@ -1,8 +1,8 @@
 """Coding-level message kinds and their conversion to LLM messages before each call.
 
-Custom roles (``bashExecution``, ``custom``, ``compactionSummary``, ``branchSummary``,
-``fileMention``, legacy ``hookMessage``) become user messages; tool-call/result pairing
-is repaired; consecutive text-only user messages are merged.
+Custom roles (``bashExecution``, ``pythonExecution``, ``custom``, ``compactionSummary``,
+``branchSummary``, ``fileMention``, legacy ``hookMessage``) become user messages;
+tool-call/result pairing is repaired; consecutive text-only user messages are merged.
 """
 
 from __future__ import annotations
@@ -66,14 +66,30 @@ def bash_execution_text(message: AgentMessage) -> str:
         text += "\n\n(command cancelled)"
     elif message.get("exitCode") not in (None, 0):
         text += f"\n\nCommand exited with code {message['exitCode']}"
+    return text + _truncation_notice(message)
+
+
+def python_execution_text(message: AgentMessage) -> str:
+    """How the model sees a user Python run recorded by the reference (agent-behaviour §1.2)."""
+    output = message.get("output") or ""
+    text = f"Ran Python:\n```python\n{message.get('code', '')}\n```\n"
+    text += f"Output:\n```\n{output}\n```" if output else "(no output)"
+    if message.get("cancelled"):
+        text += "\n\n(execution cancelled)"
+    elif message.get("exitCode") not in (None, 0):
+        text += f"\n\nExecution failed with code {message['exitCode']}"
+    return text + _truncation_notice(message)
+
+
+def _truncation_notice(message: AgentMessage) -> str:
     truncation = (message.get("meta") or {}).get("truncation")
-    if message.get("truncated") and isinstance(truncation, dict):
-        shown = truncation.get("shownRange") or {}
-        text += (
-            f"\n\n[Showing lines {shown.get('start', '?')}-{shown.get('end', '?')} of "
-            f"{truncation.get('totalLines', '?')} (50.0KB limit)]"
-        )
-    return text
+    if not message.get("truncated") or not isinstance(truncation, dict):
+        return ""
+    shown = truncation.get("shownRange") or {}
+    return (
+        f"\n\n[Showing lines {shown.get('start', '?')}-{shown.get('end', '?')} of "
+        f"{truncation.get('totalLines', '?')} (50.0KB limit)]"
+    )
 
 
 def _file_mention_content(message: AgentMessage) -> list[dict[str, Any]]:
@@ -107,10 +123,11 @@ def to_llm_message(message: AgentMessage) -> Message | None:
             pruned["content"] = [{"type": "text", "text": text}]
             return cast(Message, pruned)
         return cast(Message, message)
-    if role == "bashExecution":
+    if role in ("bashExecution", "pythonExecution"):
         if message.get("excludeFromContext"):
             return None
-        return _as_user(bash_execution_text(message), ts)
+        render = bash_execution_text if role == "bashExecution" else python_execution_text
+        return _as_user(render(message), ts)
     if role in ("custom", "hookMessage"):
         return _as_user(message.get("content", ""), ts)
     if role == "compactionSummary":
