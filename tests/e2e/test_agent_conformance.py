@@ -467,3 +467,29 @@ async def test_a_python_execution_from_a_reference_session_is_shown_to_the_model
         in joined
     )
     assert "secret()" not in joined and joined.endswith("what ran?")
+
+
+# ---- §3.3 step 7 / §13: isWarning comes from the tool's result ---------------------------------------------
+
+
+async def test_a_search_without_matches_is_a_warning_not_an_error(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "a.txt").write_text("alpha\n")
+    fake_llm.script(
+        script.tool_calls(("g1", "grep", {"pattern": "zebra"}), ("f1", "find", {"pattern": "*.nothing"})),
+        script.text("none"),
+    )
+    async with spawn(
+        workspace, "--model", "fake/fake-model", "--no-session", "--tools", "grep,find"
+    ) as client:
+        frames = await client.prompt_and_wait("search?")
+    for call_id, text in (("g1", "No matches found"), ("f1", "No files found matching pattern")):
+        end = next(f for f in frames if of_call("tool_execution_end", call_id)(f))
+        assert (end["isError"], end["isWarning"], text_of(end["result"])) == (False, True, text)
+        message = next(
+            f["message"]
+            for f in frames
+            if f["type"] == "message_end" and f["message"].get("toolCallId") == call_id
+        )
+        assert (message["isError"], message["isWarning"]) == (False, True)
