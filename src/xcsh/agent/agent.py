@@ -158,11 +158,16 @@ class Agent:
             raise
         except Exception as exc:  # loop boundary: an internal failure still ends the run with agent_end
             logger.exception("agent loop failed")
-            message = failure_message(
-                self.model, str(exc) or type(exc).__name__, aborted=controller.signal.aborted
+            message = cast(
+                AgentMessage,
+                failure_message(
+                    self.model, str(exc) or type(exc).__name__, aborted=controller.signal.aborted
+                ),
             )
+            # the failure stays visible in the context (and to post-run handlers such as retry)
+            self.messages.append(message)
             self._emit({"type": "agent_end", "messages": [message]})
-            return [cast(AgentMessage, message)]
+            return [message]
         finally:
             self._controller = None
             self._idle.set()

@@ -1,0 +1,62 @@
+"""The Agent's loop boundary: an unexpected failure still ends the run cleanly (in-process, fake LLM)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+from xcsh.agent.agent import Agent
+from xcsh.agent.types import AgentEvent
+from xcsh.ai.types import Model
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+
+def fake_model(fake: FakeLLM) -> Model:
+    return cast(
+        Model,
+        {
+            "id": "fake-model",
+            "name": "fake-model",
+            "api": "openai-completions",
+            "provider": "fake",
+            "baseUrl": f"{fake.base_url}/v1",
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 128000,
+            "maxTokens": 4096,
+        },
+    )
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+async def test_a_run_broken_by_a_failing_listener_ends_with_its_failure_message_in_the_context(
+    fake_llm: FakeLLM,
+) -> None:
+    """Like the reference: agent_end carries the failure message, which also joins the live context."""
+    fake_llm.script(script.text("hi"))
+    agent = Agent(model=fake_model(fake_llm), get_api_key=lambda provider: "test-key")
+    events: list[AgentEvent] = []
+
+    def listener(event: AgentEvent) -> None:
+        events.append(event)
+        if event["type"] == "message_end" and event["message"]["role"] == "assistant":
+            raise RuntimeError("listener broke")
+
+    agent.subscribe(listener)
+    async with asyncio.timeout(5):
+        added = await agent.prompt([user("hello")])
+    assert events[-1]["type"] == "agent_end" and not agent.is_running
+    failure = events[-1]["messages"][0]
+    assert (failure["stopReason"], failure["errorMessage"]) == ("error", "listener broke")
+    assert added == [failure]
+    assert [(m["role"], m.get("stopReason")) for m in agent.messages] == [
+        ("user", None),
+        ("assistant", "stop"),
+        ("assistant", "error"),
+    ]
+    assert agent.messages[-1] == failure
