@@ -493,3 +493,31 @@ async def test_a_search_without_matches_is_a_warning_not_an_error(
             if f["type"] == "message_end" and f["message"].get("toolCallId") == call_id
         )
         assert (message["isError"], message["isWarning"]) == (False, True)
+
+
+# ---- §3.3 step 3: intent on the event and on the toolCall block ---------------------------------------------
+
+
+async def test_the_trimmed_intent_is_also_set_on_the_tool_call_block(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(
+        script.tool_calls(("c1", "echo_host", {"_i": "  say hi ", "message": "hi"})), script.text("ok")
+    )
+
+    async def echo(args: dict[str, Any], update: Any) -> str:
+        return "hi"
+
+    async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
+        client.on_host_tool("echo_host", echo)
+        await client.set_host_tools([ECHO])
+        await client.prompt_and_wait("go?")
+        messages = await client.get_messages()
+    call = next(
+        b for m in messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "toolCall"
+    )
+    assert call["intent"] == "say hi"
+    assert call["arguments"] == {
+        "_i": "  say hi ",
+        "message": "hi",
+    }  # as the model produced them (decisions.md)
