@@ -123,8 +123,8 @@ class AgentSession:
         try:
             self.store.append_message(message)
         except SessionWriteError:
-            # the store latched and logged the failure; it resurfaces on explicit session
-            # operations, but must not break the run or hold back this message's events
+            # the store latched and logged the failure; later explicit writes report it, but
+            # it must not break the run or hold back this message's events
             pass
 
     # ---- state -----------------------------------------------------------------------
