@@ -39,6 +39,28 @@ def _key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
     )
 
 
+def is_loopback_url(url: str) -> bool:
+    """True for http(s) URLs on 127.0.0.0/8, ::1 or localhost."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _http_client_kwargs(sdk: Any, model: Model, options: StreamOptions) -> dict[str, Any]:
+    # A local server (llama.cpp, Ollama, the embedded model, a test double) must not be reached
+    # through HTTP(S)_PROXY settings meant for the internet.
+    if not is_loopback_url(model.get("baseUrl") or ""):
+        return {}
+    return {"http_client": sdk.DefaultAsyncHttpxClient(trust_env=False, timeout=options.timeout_s)}
+
+
 def openai_client(model: Model, options: StreamOptions) -> openai.AsyncOpenAI:
     key = _key("openai", model, options)
     client = _cache.get(key)
@@ -51,6 +73,7 @@ def openai_client(model: Model, options: StreamOptions) -> openai.AsyncOpenAI:
             max_retries=0,
             timeout=options.timeout_s,
             default_headers=_headers(model, options) or None,
+            **_http_client_kwargs(openai, model, options),
         )
         _cache[key] = client
     return client  # type: ignore[no-any-return]  # cache holds Any
@@ -68,6 +91,7 @@ def anthropic_client(model: Model, options: StreamOptions) -> anthropic.AsyncAnt
             max_retries=0,
             timeout=options.timeout_s,
             default_headers=_headers(model, options) or None,
+            **_http_client_kwargs(anthropic, model, options),
         )
         _cache[key] = client
     return client  # type: ignore[no-any-return]  # cache holds Any

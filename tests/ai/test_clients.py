@@ -1,0 +1,49 @@
+"""SDK clients: loopback servers are reached directly even when proxy variables are set."""
+
+from __future__ import annotations
+
+import pytest
+
+from xcsh.ai.clients import is_loopback_url
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.registry import complete
+from xcsh.ai.types import Model
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+
+def test_loopback_urls_are_recognised() -> None:
+    assert is_loopback_url("http://127.0.0.1:8080/v1")
+    assert is_loopback_url("http://localhost:11434/v1")
+    assert is_loopback_url("http://[::1]:1234")
+    assert not is_loopback_url("https://api.openai.com/v1")
+    assert not is_loopback_url("")
+
+
+@pytest.mark.parametrize(("api", "suffix"), [("openai-completions", "/v1"), ("anthropic-messages", "")])
+async def test_a_loopback_provider_ignores_proxy_variables(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, api: str, suffix: str
+) -> None:
+    # a proxy that does not exist: going through it would fail the request
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    model: Model = {
+        "id": "fake-model",
+        "name": "fake",
+        "api": api,
+        "provider": "fake",
+        "baseUrl": fake_llm.base_url + suffix,
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 1000,
+        "maxTokens": 100,
+    }
+    fake_llm.script(script.text("direct"))
+    message = await complete(
+        model, {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}, StreamOptions(api_key="k")
+    )
+    assert message["stopReason"] == "stop", message.get("errorMessage")
+    assert message["content"] == [{"type": "text", "text": "direct"}]
