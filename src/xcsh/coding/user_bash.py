@@ -15,12 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xcsh.ai.abort import AbortController
-from xcsh.coding.bash_runner import (
-    DEFAULT_TIMEOUT_S,
-    BashSession,
-    bash_execution_message,
-    bash_result_wire,
-)
+from xcsh.coding.bash.session import DEFAULT_TIMEOUT_S, BashSession
+from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
 
 if TYPE_CHECKING:
     from xcsh.coding.session import AgentSession
@@ -44,7 +40,7 @@ class UserBash:
         """Run ``command``; returns (BashResult wire dict, bashExecution message).
 
         A non-zero exit status is a normal result. Raises
-        :class:`~xcsh.coding.bash_runner.BashLaunchError` when the shell cannot start.
+        :class:`~xcsh.coding.bash.process.BashLaunchError` when the shell cannot start.
         """
         controller = AbortController()
         self._running.add(controller)

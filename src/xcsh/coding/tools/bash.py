@@ -2,7 +2,7 @@
 
 Contract (agent-behaviour §13.1, §10):
 
-- ``bash -c <command>`` via :func:`xcsh.coding.bash_runner.run_shell_process`: its own
+- ``bash -c <command>`` via :func:`xcsh.coding.bash.process.run_shell_process`: its own
   process group, stdin ``/dev/null``, stdout+stderr merged in arrival order, output
   sanitised; abort or timeout kills the whole group. Each call is independent (no
   persistent ``cd``/exports, unlike user bash); it starts in ``cwd`` (default: the
@@ -29,8 +29,8 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
-from xcsh.coding.bash_runner import (
-    OUTPUT_LIMIT_BYTES,
+from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES
+from xcsh.coding.bash.process import (
     BashLaunchError,
     ProcessOutcome,
     find_bash,

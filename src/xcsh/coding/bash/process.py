@@ -1,0 +1,155 @@
+"""Running one shell process: its own process group, merged output, abort and timeout kill.
+
+- ``argv`` runs in its own session/process group (``start_new_session=True``), stdin
+  ``/dev/null``, stdout and stderr merged into one pipe so output keeps arrival order.
+  Child output only ever goes to that pipe, never to our stdout.
+- Abort (an :class:`~xcsh.ai.abort.AbortSignal`) or timeout sends SIGTERM to the
+  whole group, then SIGKILL after a short grace, and stops waiting for the pipe
+  shortly after the shell is gone (background children may hold it open).
+- Output goes through :class:`~xcsh.coding.bash.capture.OutputCapture`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal as signal_module
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.bash.capture import OutputCapture
+
+KILL_GRACE_S = 0.5
+_DRAIN_AFTER_EXIT_S = 1.0
+
+NON_INTERACTIVE_ENV: dict[str, str] = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "TERM": "dumb",
+    "GIT_TERMINAL_PROMPT": "0",
+    "DEBIAN_FRONTEND": "noninteractive",
+}
+
+
+class BashLaunchError(RuntimeError):
+    """The shell could not be started (missing cwd, no bash, …)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ProcessOutcome:
+    """How a shell process ended and what it printed (no notices added)."""
+
+    capture: OutputCapture
+    exit_code: int | None
+    aborted: bool
+    timed_out: bool
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def run_shell_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float | None,
+    signal: AbortSignal | None = None,
+    on_output: Callable[[str], None] | None = None,
+    kill_grace_s: float = KILL_GRACE_S,
+) -> ProcessOutcome:
+    """Run ``argv`` in a new process group with merged, sanitised, tail-limited output.
+
+    Raises :class:`BashLaunchError` when the process cannot be started.
+    """
+    capture = OutputCapture(on_output=on_output)
+    if signal is not None and signal.aborted:
+        capture.finish()
+        return ProcessOutcome(capture=capture, exit_code=None, aborted=True, timed_out=False)
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        raise BashLaunchError(f"Could not start shell in {cwd}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(write_fd)
+    reader = asyncio.StreamReader(limit=1 << 20)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader),
+        open(read_fd, "rb", buffering=0),  # noqa: SIM115 - a pipe fd; the transport owns and closes it
+    )
+
+    async def pump() -> None:
+        while chunk := await reader.read(65_536):
+            capture.feed(chunk)
+
+    pump_task = asyncio.create_task(pump())
+    wait_task = asyncio.create_task(proc.wait())
+    abort_task = asyncio.create_task(signal.wait()) if signal is not None else None
+    aborted = timed_out = False
+    try:
+        watched: set[asyncio.Task[Any]] = {wait_task} | ({abort_task} if abort_task else set())
+        done, _ = await asyncio.wait(watched, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if wait_task not in done:
+            aborted = abort_task is not None and abort_task in done
+            timed_out = not aborted
+            await _terminate(proc.pid, wait_task, kill_grace_s)
+        drain = kill_grace_s if (aborted or timed_out) else _DRAIN_AFTER_EXIT_S
+        await asyncio.wait({pump_task}, timeout=drain)
+        if not pump_task.done() and (aborted or timed_out):
+            _kill_group(proc.pid, signal_module.SIGKILL)
+            await asyncio.wait({pump_task}, timeout=kill_grace_s)
+    finally:
+        for task in (pump_task, wait_task, abort_task):
+            if task is not None and not task.done():
+                task.cancel()
+        await asyncio.gather(
+            pump_task, wait_task, *([abort_task] if abort_task else []), return_exceptions=True
+        )
+        transport.close()
+        if proc.returncode is None:
+            _kill_group(proc.pid, signal_module.SIGKILL)
+        capture.finish()
+    exit_code = None if (aborted or timed_out) else proc.returncode
+    return ProcessOutcome(capture=capture, exit_code=exit_code, aborted=aborted, timed_out=timed_out)
+
+
+async def _terminate(pid: int, wait_task: asyncio.Task[int], grace_s: float) -> None:
+    _kill_group(pid, signal_module.SIGTERM)
+    done, _ = await asyncio.wait({wait_task}, timeout=grace_s)
+    if not done:
+        _kill_group(pid, signal_module.SIGKILL)
+        await asyncio.wait({wait_task}, timeout=5.0)
+
+
+def shell_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Our environment plus the non-interactive defaults and ``extra`` (which wins)."""
+    env = dict(os.environ)
+    env.update(NON_INTERACTIVE_ENV)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def find_bash() -> str:
+    """Path of the bash executable."""
+    return shutil.which("bash") or "/bin/bash"

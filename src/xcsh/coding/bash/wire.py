@@ -1,0 +1,109 @@
+"""Wire shapes of a user bash run: the §5.8 ``BashResult``, the ``bashExecution`` message
+and the text the model sees for it (agent-behaviour §10.2-3).
+
+``bash_result_wire`` omits ``exitCode`` when None and adds ``newCwd`` only when the
+command changed the directory, so a plain ``echo`` matches S42 exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES
+from xcsh.coding.bash.session import BashRunResult
+
+
+def bash_result_wire(result: BashRunResult) -> dict[str, Any]:
+    """The ``BashResult`` wire dict of rpc-protocol §5.8 (``exitCode`` omitted when None,
+    ``newCwd`` only when the command changed directory)."""
+    wire: dict[str, Any] = {"output": result.output}
+    if result.exit_code is not None:
+        wire["exitCode"] = result.exit_code
+    wire.update(
+        {
+            "cancelled": result.cancelled,
+            "truncated": result.truncated,
+            "totalBytes": result.total_bytes,
+            "outputBytes": result.output_bytes,
+            "totalLines": result.total_lines,
+            "outputLines": result.output_lines,
+        }
+    )
+    if result.cwd_changed and result.new_cwd is not None:
+        wire["newCwd"] = result.new_cwd
+    return wire
+
+
+def truncation_meta(result: BashRunResult) -> dict[str, Any] | None:
+    """``meta.truncation`` for a bashExecution message (agent-behaviour §10.2), None if not truncated."""
+    if not result.truncated:
+        return None
+    start = max(1, result.total_lines - result.output_lines + 1)
+    return {
+        "direction": "tail",
+        "truncatedBy": "bytes",
+        "totalLines": result.total_lines,
+        "totalBytes": result.total_bytes,
+        "outputLines": result.output_lines,
+        "outputBytes": result.output_bytes,
+        "shownRange": {"start": start, "end": result.total_lines},
+    }
+
+
+def bash_execution_message(
+    command: str,
+    result: BashRunResult,
+    *,
+    timestamp_ms: int | None = None,
+    exclude_from_context: bool = False,
+) -> dict[str, Any]:
+    """The ``bashExecution`` agent message recording a user bash run."""
+    message: dict[str, Any] = {"role": "bashExecution", "command": command, "output": result.output}
+    if result.exit_code is not None:
+        message["exitCode"] = result.exit_code
+    message["cancelled"] = result.cancelled
+    message["truncated"] = result.truncated
+    meta = truncation_meta(result)
+    if meta is not None:
+        message["meta"] = {"truncation": meta}
+    message["timestamp"] = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
+    if exclude_from_context:
+        message["excludeFromContext"] = True
+    return message
+
+
+def bash_execution_to_text(message: Mapping[str, Any]) -> str:
+    """The user text the model sees for a ``bashExecution`` message (agent-behaviour §10.3)."""
+    output = str(message.get("output") or "")
+    text = f"Ran `{message.get('command', '')}`\n"
+    if output:
+        body = output[:-1] if output.endswith("\n") else output
+        text += f"```\n{body}\n```"
+    else:
+        text += "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif isinstance(exit_code, int) and exit_code != 0:
+        text += f"\n\nCommand exited with code {exit_code}"
+    meta = message.get("meta")
+    truncation = meta.get("truncation") if isinstance(meta, Mapping) else None
+    if message.get("truncated") and isinstance(truncation, Mapping):
+        shown = truncation.get("shownRange") or {}
+        notice = f"[Showing lines {shown.get('start', 1)}-{shown.get('end', 0)} of {truncation.get('totalLines', 0)}"
+        if truncation.get("truncatedBy") == "bytes":
+            notice += f" ({_format_size(OUTPUT_LIMIT_BYTES)} limit)"
+        text += f"\n\n{notice}]"
+    elif message.get("truncated"):
+        text += "\n\n[Output truncated]"
+    return text
+
+
+def _format_size(size: int) -> str:
+    if size < 1024:
+        return f"{size}B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f}KB"
+    return f"{size / (1024 * 1024):.1f}MB"
