@@ -17,7 +17,6 @@ synchronous and not thread-safe beyond serialising its own writes.
 
 from __future__ import annotations
 
-import copy
 import logging
 import os
 import re
@@ -28,7 +27,9 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
+from xcsh.coding.sessions import branching
 from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
+from xcsh.coding.sessions.branching import InvalidBranchEntryError as InvalidBranchEntryError
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
 from xcsh.coding.sessions.entries import (
     CompactionEntry,
@@ -64,13 +65,6 @@ _CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
 
 class SessionWriteError(SessionError):
     """Writing the session file failed; raised again by every later write of the store."""
-
-
-class InvalidBranchEntryError(SessionError):
-    """The entry to branch from is not a user message entry."""
-
-    def __init__(self) -> None:
-        super().__init__("Invalid entry ID for branching")
 
 
 def sanitize_title(title: str) -> str:
@@ -145,6 +139,33 @@ class SessionStore:
         """A session that is never written (``--no-session``)."""
         header = new_header(str(cwd), parent_session=parent_session)
         return cls(header=header, entries=[], path=None, session_dir=None, blobs=None, flushed=False)
+
+    @classmethod
+    def from_entries(
+        cls,
+        header: SessionHeader,
+        entries: list[SessionEntry],
+        *,
+        session_dir: Path | None,
+        blobs: BlobStore | None,
+    ) -> SessionStore:
+        """A new session holding ``header`` and ``entries`` (taken as they are, not copied).
+
+        With a ``session_dir`` its file ``<session_dir>/<timestamp>_<id>.jsonl`` is written
+        at once (the store is closed again if that fails, raising
+        :class:`SessionWriteError`); without one the session stays in memory.
+        """
+        path = session_dir / session_file_name(header) if session_dir is not None else None
+        store = cls(
+            header=header, entries=entries, path=path, session_dir=session_dir, blobs=blobs, flushed=False
+        )
+        if path is not None:
+            try:
+                store._write_all()
+            except SessionError:
+                store.close()
+                raise
+        return store
 
     @classmethod
     def open(
@@ -237,6 +258,11 @@ class SessionStore:
     @property
     def session_dir(self) -> Path | None:
         return self._session_dir
+
+    @property
+    def blobs(self) -> BlobStore | None:
+        """Where large payloads are externalised to (None: kept inline)."""
+        return self._blobs
 
     @property
     def cwd(self) -> str:
@@ -535,102 +561,18 @@ class SessionStore:
     # ------------------------------------------------------------------ branching
 
     def branch_to_new_file(self, entry_id: str) -> SessionStore:
-        """Start a new session from the user message ``entry_id`` (rpc-protocol §5.9 ``branch``).
+        """Start a new session from the user message ``entry_id`` and close this store.
 
-        If the entry has a parent P, a new file (in the same directory, with
-        ``parentSession`` = this file) is written at once with copies of root → P and
-        fresh label entries for labels on those entries; its leaf is P (or the last
-        label). A root entry yields a brand-new empty session instead. On success this
-        store is closed and the new one returned; raises
-        :class:`InvalidBranchEntryError` for anything but a user message entry.
+        See :func:`xcsh.coding.sessions.branching.branch_to_new_file`.
         """
-        selected = self._by_id.get(entry_id)
-        if (
-            selected is None
-            or selected.get("type") != "message"
-            or not isinstance(selected.get("message"), dict)
-            or selected["message"].get("role") != "user"
-        ):
-            raise InvalidBranchEntryError()
-        parent_session = str(self._path) if self._path is not None else None
-        parent_id = selected.get("parentId")
-        if not isinstance(parent_id, str) or parent_id not in self._by_id:
-            if self._path is None or self._session_dir is None:
-                new_store = SessionStore.in_memory(Path(self.cwd))
-            else:
-                new_store = SessionStore.create(
-                    self._session_dir,
-                    Path(self.cwd),
-                    parent_session=parent_session,
-                    blob_dir=self._blobs.directory if self._blobs else None,
-                )
-            self.close()
-            return new_store
-
-        path = [copy.deepcopy(e) for e in self.branch_path(parent_id) if e.get("type") != "label"]
-        ids = {e["id"] for e in path}
-        last_id: str | None = path[-1]["id"] if path else None
-        for entry in list(path):
-            label = self._labels.get(entry["id"])
-            if label:
-                new_id = generate_entry_id(ids)
-                ids.add(new_id)
-                path.append(
-                    {
-                        "type": "label",
-                        "id": new_id,
-                        "parentId": last_id,
-                        "timestamp": iso_now(),
-                        "targetId": entry["id"],
-                        "label": label,
-                    }
-                )
-                last_id = new_id
-        header = new_header(self.cwd, parent_session=parent_session)
-        new_path = self._session_dir / session_file_name(header) if self._session_dir is not None else None
-        new_store = SessionStore(
-            header=header,
-            entries=path,
-            path=new_path,
-            session_dir=self._session_dir,
-            blobs=self._blobs,
-            flushed=False,
-        )
-        if new_path is not None:
-            try:
-                new_store._write_all()
-            except SessionError:
-                new_store.close()
-                raise
-        self.close()
-        return new_store
+        return branching.branch_to_new_file(self, entry_id)
 
     def fork_to(self, session_dir: Path, *, cwd: Path | None = None) -> SessionStore:
-        """Copy every entry into a new session file in ``session_dir``, written at once (``--fork``).
+        """Copy every entry into a new session file in ``session_dir``; this store stays open.
 
-        The new header keeps this session's title and records this session's **id**
-        as ``parentSession``; ``cwd`` defaults to this session's. This store stays open.
+        See :func:`xcsh.coding.sessions.branching.fork_to`.
         """
-        header = new_header(str(cwd) if cwd is not None else self.cwd, parent_session=self.session_id)
-        if "title" in self._header:
-            header["title"] = self._header["title"]
-        if "titleSource" in self._header:
-            header["titleSource"] = self._header["titleSource"]
-        session_dir = Path(session_dir)
-        new_store = SessionStore(
-            header=header,
-            entries=copy.deepcopy(self._entries),
-            path=session_dir / session_file_name(header),
-            session_dir=session_dir,
-            blobs=self._blobs,
-            flushed=False,
-        )
-        try:
-            new_store._write_all()
-        except SessionError:
-            new_store.close()
-            raise
-        return new_store
+        return branching.fork_to(self, session_dir, cwd=cwd)
 
     # ------------------------------------------------------------------ lifecycle
 

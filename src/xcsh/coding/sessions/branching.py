@@ -1,0 +1,107 @@
+"""New session files made from an existing store: a branch at a user message and a fork.
+
+Both work on :class:`~xcsh.coding.sessions.store.SessionStore`'s public API and
+build the new store with the same class (``type(store)``), so this module needs the
+store class only for type checking.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xcsh.coding.sessions.entries import SessionEntry, SessionError, generate_entry_id, iso_now, new_header
+
+if TYPE_CHECKING:
+    from xcsh.coding.sessions.store import SessionStore
+
+
+class InvalidBranchEntryError(SessionError):
+    """The entry to branch from is not a user message entry."""
+
+    def __init__(self) -> None:
+        super().__init__("Invalid entry ID for branching")
+
+
+def branch_to_new_file(store: SessionStore, entry_id: str) -> SessionStore:
+    """Start a new session from the user message ``entry_id`` (rpc-protocol §5.9 ``branch``).
+
+    If the entry has a parent P, a new file (in the same directory, with
+    ``parentSession`` = the store's file) is written at once with copies of root → P
+    and fresh label entries for labels on those entries; its leaf is P (or the last
+    label). A root entry yields a brand-new empty session instead. On success
+    ``store`` is closed and the new one returned; raises
+    :class:`InvalidBranchEntryError` for anything but a user message entry.
+    """
+    selected = store.get_entry(entry_id)
+    if (
+        selected is None
+        or selected.get("type") != "message"
+        or not isinstance(selected.get("message"), dict)
+        or selected["message"].get("role") != "user"
+    ):
+        raise InvalidBranchEntryError()
+    store_class = type(store)
+    parent_session = str(store.path) if store.path is not None else None
+    parent_id = selected.get("parentId")
+    if not isinstance(parent_id, str) or store.get_entry(parent_id) is None:
+        if store.path is None or store.session_dir is None:
+            new_store = store_class.in_memory(Path(store.cwd))
+        else:
+            new_store = store_class.create(
+                store.session_dir,
+                Path(store.cwd),
+                parent_session=parent_session,
+                blob_dir=store.blobs.directory if store.blobs else None,
+            )
+        store.close()
+        return new_store
+
+    header = new_header(store.cwd, parent_session=parent_session)
+    new_store = store_class.from_entries(
+        header, _copy_with_labels(store, parent_id), session_dir=store.session_dir, blobs=store.blobs
+    )
+    store.close()
+    return new_store
+
+
+def _copy_with_labels(store: SessionStore, leaf_id: str) -> list[SessionEntry]:
+    """Copies of root → ``leaf_id`` without label entries, then one fresh label entry per labelled copy."""
+    path = [copy.deepcopy(e) for e in store.branch_path(leaf_id) if e.get("type") != "label"]
+    ids = {e["id"] for e in path}
+    last_id: str | None = path[-1]["id"] if path else None
+    for entry in list(path):
+        label = store.get_label(entry["id"])
+        if label:
+            new_id = generate_entry_id(ids)
+            ids.add(new_id)
+            path.append(
+                {
+                    "type": "label",
+                    "id": new_id,
+                    "parentId": last_id,
+                    "timestamp": iso_now(),
+                    "targetId": entry["id"],
+                    "label": label,
+                }
+            )
+            last_id = new_id
+    return path
+
+
+def fork_to(store: SessionStore, session_dir: Path, *, cwd: Path | None = None) -> SessionStore:
+    """Copy every entry of ``store`` into a new session file in ``session_dir``, written at once (``--fork``).
+
+    The new header keeps the store's title and records the store's **id** as
+    ``parentSession``; ``cwd`` defaults to the store's. ``store`` stays open.
+    """
+    header = new_header(str(cwd) if cwd is not None else store.cwd, parent_session=store.session_id)
+    source = store.header
+    if "title" in source:
+        header["title"] = source["title"]
+    if "titleSource" in source:
+        header["titleSource"] = source["titleSource"]
+    return type(store).from_entries(
+        header, copy.deepcopy(store.entries), session_dir=Path(session_dir), blobs=store.blobs
+    )
