@@ -1,15 +1,13 @@
 """SessionStore: one session as an append-only JSONL tree of entries.
 
-Persistence rules (session-format §4), plus crash safety beyond the reference:
-
-* lazy creation: nothing touches the disk until the first assistant message;
-  then header and entries are written atomically (temp file, fsync, rename,
-  directory fsync);
-* afterwards every entry is one ``os.write`` of a whole line on an ``O_APPEND``
-  descriptor, fsynced before the ``append_*`` call returns;
-* opening a file whose tail was torn by a crash truncates only the torn bytes;
-* one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
-* the first write error is latched and raised again by every later write.
+The store keeps the entries, their id index, the labels and the leaf in memory and
+hands every new entry to a :class:`~xcsh.coding.sessions.writer.SessionFileWriter`,
+so the persistence rules are the writer's (session-format §4 plus crash safety):
+nothing touches the disk until the first assistant message, every ``append_*`` call
+returns only after its line is fsynced, rewrites are atomic, one writer per file,
+and the first write error is latched and raised again by every later write.
+Opening a file whose tail was torn by a crash truncates only the torn bytes.
+Branching and forking live in :mod:`xcsh.coding.sessions.branching`.
 
 The in-memory entries are authoritative while the process runs. The store is
 synchronous and not thread-safe beyond serialising its own writes.
@@ -20,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -49,22 +46,19 @@ from xcsh.coding.sessions.entries import (
     is_valid_header,
     iso_now,
     new_header,
-    serialize_entry,
     session_file_name,
 )
-from xcsh.coding.sessions.fileio import ParsedFile, atomic_write, repair_tail, write_fully
+from xcsh.coding.sessions.fileio import ParsedFile, repair_tail
 from xcsh.coding.sessions.lock import SessionFileLock
 from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata
+from xcsh.coding.sessions.writer import SessionFileWriter
+from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
 
 logger = logging.getLogger(__name__)
 
 _SUMMARY_ROLES = frozenset({"compactionSummary", "branchSummary"})
 _CUSTOM_ROLES = frozenset({"custom", "hookMessage"})
 _CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
-
-
-class SessionWriteError(SessionError):
-    """Writing the session file failed; raised again by every later write of the store."""
 
 
 def sanitize_title(title: str) -> str:
@@ -102,15 +96,12 @@ class SessionStore:
         self._has_assistant = False
         for entry in entries:
             self._index(entry)
-        self._path = path
         self._session_dir = session_dir
         self._blobs = blobs
-        self._flushed = flushed
-        self._lock = lock
-        self._fd: int | None = None
-        self._error: BaseException | None = None
+        self._file = (
+            SessionFileWriter(path, blobs=blobs, flushed=flushed, lock=lock) if path is not None else None
+        )
         self._closed = False
-        self._write_lock = threading.RLock()
 
     # ------------------------------------------------------------------ construction
 
@@ -253,7 +244,7 @@ class SessionStore:
     @property
     def path(self) -> Path | None:
         """The session file (None for an in-memory session); it may not exist yet."""
-        return self._path
+        return self._file.path if self._file is not None else None
 
     @property
     def session_dir(self) -> Path | None:
@@ -293,7 +284,7 @@ class SessionStore:
     @property
     def is_flushed(self) -> bool:
         """True once the file exists on disk with every entry."""
-        return self._flushed
+        return self._file is not None and self._file.is_flushed
 
     def get_entry(self, entry_id: str) -> SessionEntry | None:
         return self._by_id.get(entry_id)
@@ -463,65 +454,19 @@ class SessionStore:
 
     # ------------------------------------------------------------------ writing
 
-    def _raise_latched(self) -> None:
-        if self._error is not None:
-            raise SessionWriteError(
-                f"Session file {self._path} is not writable: {self._error}"
-            ) from self._error
-
-    def _latch(self, error: BaseException) -> SessionWriteError:
-        if self._error is None:
-            self._error = error
-            logger.error("writing session file %s failed: %s", self._path, error)
-        return SessionWriteError(f"Session file {self._path} is not writable: {self._error}")
-
     def _persist(self, entry: SessionEntry) -> None:
-        if self._path is None:
-            return
-        with self._write_lock:
-            self._raise_latched()
-            if not self._flushed:
-                if self._has_assistant:
-                    self._write_all()
-                return
-            try:
-                if self._fd is None:
-                    if not self._path.exists():
-                        logger.warning("session file %s vanished; writing it again", self._path)
-                        self._write_all()
-                        return
-                    self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-                data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
-                write_fully(self._fd, data)
-                os.fsync(self._fd)
-            except OSError as exc:
-                raise self._latch(exc) from exc
-
-    def _close_fd(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        if self._file is not None:
+            self._file.append(entry, self._header, self._entries, create=self._has_assistant)
 
     def _write_all(self) -> None:
         """Write header and every entry atomically (taking the file lock first if needed)."""
-        assert self._path is not None
-        with self._write_lock:
-            self._raise_latched()
-            try:
-                if self._lock is None:
-                    self._path.parent.mkdir(parents=True, exist_ok=True)
-                    self._lock = SessionFileLock.acquire(self._path)
-                lines = [serialize_entry(self._header, self._blobs)]
-                lines.extend(serialize_entry(e, self._blobs) for e in self._entries)
-                self._close_fd()
-                atomic_write(self._path, ("\n".join(lines) + "\n").encode("utf-8"))
-            except (OSError, SessionError) as exc:
-                raise self._latch(exc) from exc
-            self._flushed = True
+        assert self._file is not None
+        self._file.write_all(self._header, self._entries)
 
     def flush(self) -> None:
         """Raise the latched write error, if any (appends are already durable)."""
-        self._raise_latched()
+        if self._file is not None:
+            self._file.raise_latched()
 
     def set_title(self, title: str, source: Literal["auto", "user"] = "user") -> bool:
         """Set the session name (sanitised); rewrites the header if the file exists.
@@ -536,7 +481,7 @@ class SessionStore:
             return False
         self._header["title"] = clean
         self._header["titleSource"] = source
-        if self._path is not None and self._flushed and not self._closed:
+        if self._file is not None and self._file.is_flushed and not self._closed:
             self._write_all()
         return True
 
@@ -555,7 +500,7 @@ class SessionStore:
                     raise ValueError("a replacement entry must keep its id")
                 self._entries[positions[entry_id]] = new_entry
                 self._by_id[entry_id] = new_entry
-        if self._path is not None and self._flushed:
+        if self._file is not None and self._file.is_flushed:
             self._write_all()
 
     # ------------------------------------------------------------------ branching
@@ -579,11 +524,8 @@ class SessionStore:
     def close(self) -> None:
         """Close the file and release its lock (idempotent); appends fail afterwards."""
         self._closed = True
-        with self._write_lock:
-            self._close_fd()
-            if self._lock is not None:
-                self._lock.release()
-                self._lock = None
+        if self._file is not None:
+            self._file.close()
 
     def __enter__(self) -> SessionStore:
         return self

@@ -1,0 +1,136 @@
+"""Durable writes of one session file (session-format §4, plus crash safety beyond the reference).
+
+* lazy creation: nothing touches the disk until the store asks for the file to be
+  created (its first assistant message); then header and entries are written
+  atomically (temp file, fsync, rename, directory fsync);
+* afterwards every entry is one ``os.write`` of a whole line on an ``O_APPEND``
+  descriptor, fsynced before :meth:`SessionFileWriter.append` returns;
+* one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
+* the first write error is latched and raised again by every later write.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from xcsh.coding.sessions.blobs import BlobStore
+from xcsh.coding.sessions.entries import SessionEntry, SessionError, SessionHeader, serialize_entry
+from xcsh.coding.sessions.fileio import atomic_write, write_fully
+from xcsh.coding.sessions.lock import SessionFileLock
+
+logger = logging.getLogger(__name__)
+
+
+class SessionWriteError(SessionError):
+    """Writing the session file failed; raised again by every later write of the store."""
+
+
+class SessionFileWriter:
+    """Writes one session file; its own writes are serialised, so several threads may call it.
+
+    The caller owns the header and entries and passes them in whenever the whole
+    file may have to be (re)written. ``close()`` closes the descriptor and releases
+    the file lock.
+    """
+
+    def __init__(
+        self, path: Path, *, blobs: BlobStore | None, flushed: bool, lock: SessionFileLock | None = None
+    ) -> None:
+        self._path = path
+        self._blobs = blobs
+        self._flushed = flushed
+        self._lock = lock
+        self._fd: int | None = None
+        self._error: BaseException | None = None
+        self._write_lock = threading.RLock()
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def is_flushed(self) -> bool:
+        """True once the file exists on disk with every entry."""
+        return self._flushed
+
+    def raise_latched(self) -> None:
+        """Raise :class:`SessionWriteError` if an earlier write failed."""
+        if self._error is not None:
+            raise SessionWriteError(
+                f"Session file {self._path} is not writable: {self._error}"
+            ) from self._error
+
+    def _latch(self, error: BaseException) -> SessionWriteError:
+        if self._error is None:
+            self._error = error
+            logger.error("writing session file %s failed: %s", self._path, error)
+        return SessionWriteError(f"Session file {self._path} is not writable: {self._error}")
+
+    def append(
+        self,
+        entry: SessionEntry,
+        header: SessionHeader,
+        entries: Sequence[SessionEntry],
+        *,
+        create: bool,
+    ) -> None:
+        """Make ``entry``, the newest of ``entries``, durable.
+
+        Before the file exists nothing is written unless ``create`` is true, and then
+        the whole file is. A file that vanished since is written whole again.
+        Raises :class:`SessionWriteError`.
+        """
+        with self._write_lock:
+            self.raise_latched()
+            if not self._flushed:
+                if create:
+                    self.write_all(header, entries)
+                return
+            try:
+                if self._fd is None:
+                    if not self._path.exists():
+                        logger.warning("session file %s vanished; writing it again", self._path)
+                        self.write_all(header, entries)
+                        return
+                    self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+                data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
+                write_fully(self._fd, data)
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise self._latch(exc) from exc
+
+    def _close_fd(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def write_all(self, header: SessionHeader, entries: Sequence[SessionEntry]) -> None:
+        """Write header and every entry atomically (taking the file lock first if needed).
+
+        Raises :class:`SessionWriteError`.
+        """
+        with self._write_lock:
+            self.raise_latched()
+            try:
+                if self._lock is None:
+                    self._path.parent.mkdir(parents=True, exist_ok=True)
+                    self._lock = SessionFileLock.acquire(self._path)
+                lines = [serialize_entry(header, self._blobs)]
+                lines.extend(serialize_entry(e, self._blobs) for e in entries)
+                self._close_fd()
+                atomic_write(self._path, ("\n".join(lines) + "\n").encode("utf-8"))
+            except (OSError, SessionError) as exc:
+                raise self._latch(exc) from exc
+            self._flushed = True
+
+    def close(self) -> None:
+        """Close the descriptor and release the file lock (idempotent)."""
+        with self._write_lock:
+            self._close_fd()
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
