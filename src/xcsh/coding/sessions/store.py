@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
 from xcsh.coding.sessions import branching
-from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
+from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.branching import InvalidBranchEntryError as InvalidBranchEntryError
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
 from xcsh.coding.sessions.entries import (
@@ -43,14 +43,13 @@ from xcsh.coding.sessions.entries import (
     ThinkingLevelChangeEntry,
     TtsrInjectionEntry,
     generate_entry_id,
-    is_valid_header,
     iso_now,
     new_header,
     session_file_name,
 )
-from xcsh.coding.sessions.fileio import ParsedFile, repair_tail
+from xcsh.coding.sessions.fileio import repair_tail
+from xcsh.coding.sessions.loading import read_session_file
 from xcsh.coding.sessions.lock import SessionFileLock
-from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata
 from xcsh.coding.sessions.writer import SessionFileWriter
 from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
 
@@ -190,49 +189,23 @@ class SessionStore:
         cls, path: Path, lock: SessionFileLock, cwd_for_new: Path, blob_dir: Path | None, session_dir: Path
     ) -> SessionStore:
         blobs = BlobStore(blob_dir) if blob_dir is not None else None
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        parsed = ParsedFile(data)
-        if not parsed.objects or not is_valid_header(parsed.objects[0]):
-            if data.strip():
-                logger.warning("%s is not a session file; starting a new session at that path", path)
-            store = cls(
-                header=new_header(str(cwd_for_new)),
-                entries=[],
-                path=path,
-                session_dir=session_dir,
-                blobs=blobs,
-                flushed=False,
-                lock=lock,
-            )
-            store._write_all()
-            return store
-
-        objects, migrated = migrate_to_current(parsed.objects)
-        header = cast(SessionHeader, objects[0])
-        entries: list[SessionEntry] = []
-        for obj, has_ref in zip(objects[1:], parsed.has_blob_ref[1:], strict=True):
-            if obj.get("type") == "session" or not isinstance(obj.get("id"), str):
-                continue  # a stray header or an id-less line cannot take part in the tree
-            if has_ref and blobs is not None:
-                resolve_entry_blobs(obj, blobs)
-            entries.append(strip_responses_replay_metadata(obj))
+        loaded = read_session_file(path, blobs)
         store = cls(
-            header=header,
-            entries=entries,
+            header=loaded.header if loaded is not None else new_header(str(cwd_for_new)),
+            entries=loaded.entries if loaded is not None else [],
             path=path,
             session_dir=session_dir,
             blobs=blobs,
-            flushed=True,
+            flushed=loaded is not None,
             lock=lock,
         )
-        if migrated:
-            logger.info("migrating session file %s to version %d", path, header.get("version"))
+        if loaded is None:
+            store._write_all()  # not a session file: a new session at that exact path, written at once
+        elif loaded.migrated:
+            logger.info("migrating session file %s to version %d", path, loaded.header.get("version"))
             store._write_all()
-        elif parsed.good_end != parsed.size or parsed.needs_newline:
-            repair_tail(path, parsed)
+        elif loaded.needs_repair:
+            repair_tail(path, loaded.parsed)
         return store
 
     # ------------------------------------------------------------------ properties
