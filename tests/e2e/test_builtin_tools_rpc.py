@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from conftest import Workspace
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
@@ -95,3 +97,23 @@ async def test_stray_prints_fd1_writes_and_child_processes_go_to_stderr(
     assert all(f.get("type") != "invalid" for f in client.frames)
     for marker in (b"STRAY-PRINT", b"STRAY-FD1", b"STRAY-CHILD"):
         assert marker in stderr
+
+
+async def test_schema_constrained_models_get_tool_schemas_without_the_intent_field(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    from conftest import fake_models_yml
+
+    extra = "      - id: small-model\n        contextWindow: 16384\n        maxTokens: 512\n        compat: { constrainedToolCalls: true }\n"
+    (workspace.agent / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=extra))
+    fake_llm.script(script.text('{"final": "nothing to do"}'), script.text("ok"))
+    args = ["--model", "fake/small-model", "--no-session", "--tools", "read"]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        await client.prompt_and_wait("anything to do?")
+        assert await client.get_last_assistant_text() == "nothing to do"
+        await client.set_model("fake", "fake-model")
+        await client.prompt_and_wait("and now?")
+    constrained = json.dumps(fake_llm.requests[0].json["response_format"])
+    assert '"path"' in constrained and '"_i"' not in constrained
+    regular = fake_llm.requests[1].json["tools"][0]["function"]["parameters"]
+    assert regular["required"][0] == "_i"

@@ -174,8 +174,7 @@ class AgentSession:
         """The ``_i`` intent field is sent unless disabled, or for small schema-constrained models."""
         if not self.settings.get_bool("tools.intentTracing", True):
             return False
-        constrained = model.get("compat", {}).get("constrainedToolCalls") or model["api"] == "local-llamacpp"
-        return not constrained
+        return not model.get("compat", {}).get("constrainedToolCalls")
 
     def _stream_options(self, model: Model, signal: AbortSignal) -> StreamOptions:
         budgets = self.settings.get("thinkingBudgets") or {}
