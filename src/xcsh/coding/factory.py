@@ -18,7 +18,7 @@ from xcsh.coding.models import ModelRegistry, ModelResolutionError
 from xcsh.coding.models_config import ModelsConfigError
 from xcsh.coding.paths import sessions_root
 from xcsh.coding.session import AgentSession, SessionConfig, model_ref
-from xcsh.coding.sessions.context import build_session_context
+from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, session_dir_for
 from xcsh.coding.sessions.store import SessionStore
@@ -86,8 +86,10 @@ def create_session(options: StartupOptions) -> AgentSession:
         settings.reset_to_defaults(RPC_RESET_KEYS)
         settings.override("todo.eager", True)
     store, resumed = _open_store(options)
+    # the resumed branch is rebuilt once: it gives the model, the level and the messages
+    restored = store.build_context() if resumed else None
     role = _default_role(settings, registry)
-    model, cli_level = _choose_model(options, registry, store if resumed else None, role)
+    model, cli_level = _choose_model(options, registry, restored, role)
     if options.api_key:
         if not (options.model or options.provider):
             raise StartupError("--api-key requires a model to be specified with --model or --provider")
@@ -95,7 +97,7 @@ def create_session(options: StartupOptions) -> AgentSession:
     scoped = _scoped_models(options, settings, registry)
     explicit_model = bool(options.model or options.provider)
     role_level = role[1] if role is not None and not explicit_model else None
-    level = _initial_level(options, settings, model, cli_level, store if resumed else None, role_level)
+    level = _initial_level(options, settings, model, cli_level, restored, role_level)
     names = _tool_names(options)
     tools = create_coding_tools(options.cwd, None if options.tools is None else names)
     active = names if (options.tools is not None or not options.no_tools) else []
@@ -120,9 +122,8 @@ def create_session(options: StartupOptions) -> AgentSession:
         tools=tools,
         active_tool_names=active,
     )
-    if resumed:
-        context = build_session_context(store.entries, store.leaf_id)
-        session.agent.messages.extend(context.messages)
+    if restored is not None:
+        session.agent.messages.extend(restored.messages)
     else:
         store.append_model_change(model_ref(model), None)
         store.append_thinking_level_change(level)
@@ -201,7 +202,7 @@ def _default_role(settings: Settings, registry: ModelRegistry) -> tuple[Model, T
 def _choose_model(
     options: StartupOptions,
     registry: ModelRegistry,
-    resumed: SessionStore | None,
+    restored: SessionContext | None,
     role: tuple[Model, ThinkingLevel | None] | None,
 ) -> tuple[Model, ThinkingLevel | None]:
     try:
@@ -219,8 +220,8 @@ def _choose_model(
             if candidate["provider"].lower() == wanted:
                 return candidate, None
         raise StartupError(f"No API key found for provider {options.provider}.")
-    if resumed is not None:
-        ref = build_session_context(resumed.entries, resumed.leaf_id).models.get("default")
+    if restored is not None:
+        ref = restored.models.get("default")
         if ref and "/" in ref:
             provider, model_id = ref.split("/", 1)
             found = registry.find(provider, model_id)
@@ -258,7 +259,7 @@ def _initial_level(
     settings: Settings,
     model: Model,
     cli_level: ThinkingLevel | None,
-    resumed: SessionStore | None,
+    restored: SessionContext | None,
     role_level: ThinkingLevel | None,
 ) -> ThinkingLevel | None:
     """--thinking, the --model ``:level``, the resumed session's level, the default role's
@@ -273,10 +274,8 @@ def _initial_level(
             )
     if requested is None and cli_level is not None:
         requested = cli_level
-    if requested is None and resumed is not None:
-        restored = build_session_context(resumed.entries, resumed.leaf_id)
-        if restored.thinking_level is not None:
-            requested = restored.thinking_level
+    if requested is None and restored is not None and restored.thinking_level is not None:
+        requested = restored.thinking_level
     if requested is None and role_level is not None:
         requested = role_level
     if requested is None:
