@@ -13,7 +13,7 @@ from typing import Any
 
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
-from xcsh.coding.sessions.context import build_session_context, message_text
+from xcsh.coding.sessions.context import SessionContext, build_session_context, message_text
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore, sanitize_title
 
@@ -42,7 +42,7 @@ async def _prepare_switch(session: AgentSession, reason: str, target: str | None
     return True
 
 
-def _adopt(session: AgentSession, store: SessionStore, reason: str) -> None:
+def _adopt(session: AgentSession, store: SessionStore, reason: str) -> SessionContext:
     old = session.store
     session.store = store
     if old is not store:
@@ -51,6 +51,7 @@ def _adopt(session: AgentSession, store: SessionStore, reason: str) -> None:
     session.agent.messages[:] = context.messages
     for callback in session.hooks.on_session_change:
         callback(session, reason)
+    return context
 
 
 async def new_session(session: AgentSession, parent_session: str | None) -> dict[str, Any]:
@@ -83,13 +84,11 @@ async def switch_session(session: AgentSession, session_path: str) -> dict[str, 
         raise CommandError(str(exc)) from exc
     except OSError as exc:
         raise ValueError(f"Could not open session {session_path}: {exc.strerror or exc}") from exc
-    _adopt(session, store, "resume")
-    _restore_model_and_level(session)
+    _restore_model_and_level(session, _adopt(session, store, "resume"))
     return {"cancelled": False}
 
 
-def _restore_model_and_level(session: AgentSession) -> None:
-    context = build_session_context(session.store.entries, session.store.leaf_id)
+def _restore_model_and_level(session: AgentSession, context: SessionContext) -> None:
     ref = context.models.get("default")
     if ref and "/" in ref:
         provider, model_id = ref.split("/", 1)
