@@ -33,9 +33,7 @@ async def _run(build_session: Callable[[], AgentSession], prompt: str, json_even
     try:
         task = session.start_prompt(prompt)
         if task is not None:
-            await task
-        while session.is_streaming:
-            await asyncio.sleep(0.05)
+            await task  # the prompt task runs the whole chain (retries, compaction, reminders)
     except Exception as exc:  # mode boundary: report and fail with a non-zero exit code
         sys.stderr.write(f"Error: {exc}\n")
         session.shutdown()
