@@ -63,7 +63,8 @@ def _leak():
     sys.stdout.flush()
     os.write(1, b"STRAY-FD1\\n")
     os.system("echo STRAY-CHILD")
-    open(os.environ["LEAK_DONE"], "w").close()
+    sys.stderr.write("LEAK-DONE\\n")
+    sys.stderr.flush()
 
 threading.Thread(target=_leak, daemon=True).start()
 """
@@ -78,21 +79,20 @@ async def test_stray_prints_fd1_writes_and_child_processes_go_to_stderr(
     site = Path(str(tmp_path)) / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(STRAY_SITECUSTOMIZE)
-    done = Path(str(tmp_path)) / "leak-done"
     env = dict(workspace.env)
     env["PYTHONPATH"] = f"{site}:{env['PYTHONPATH']}"
-    env["LEAK_DONE"] = str(done)
     args = ["--model", "fake/fake-model", "--no-session", "--no-tools"]
     async with RpcClient.spawn(
         args=args, cwd=workspace.proj, env=env, stderr=asyncio.subprocess.PIPE
     ) as client:
-        async with asyncio.timeout(20):
-            while not done.exists():
-                await asyncio.sleep(0.05)
-        state = await client.get_state()
         assert client.process.stderr is not None
-        await client.close()
-        stderr = await client.process.stderr.read()
+        stderr = b""
+        async with asyncio.timeout(20):
+            while b"LEAK-DONE" not in stderr:
+                line = await client.process.stderr.readline()
+                assert line, "the process ended before the leaking thread finished"
+                stderr += line
+        state = await client.get_state()
     assert state["isStreaming"] is False
     assert all(f.get("type") != "invalid" for f in client.frames)
     for marker in (b"STRAY-PRINT", b"STRAY-FD1", b"STRAY-CHILD"):
