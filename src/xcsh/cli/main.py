@@ -23,6 +23,10 @@ def _setup_logging() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run xcsh with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["conformance"]:
+        from xcsh.conformance.runner import main as conformance_main
+
+        return conformance_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _setup_logging()
