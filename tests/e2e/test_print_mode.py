@@ -36,7 +36,9 @@ def test_json_mode_prints_every_event_as_a_json_line(workspace: Workspace, fake_
     result = run(workspace, *ARGS, "--mode", "json", "-p", "hi?")
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.decode().split("\n") if line]
-    assert events[0]["type"] == "agent_start" and events[-1]["type"] == "agent_end"
+    # the session header comes first, as in the reference (tests/e2e/test_cli_parity.py)
+    assert events[0]["type"] == "session"
+    assert events[1]["type"] == "agent_start" and events[-1]["type"] == "agent_end"
     assert any(e["type"] == "message_update" for e in events)
 
 

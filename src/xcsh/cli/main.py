@@ -5,10 +5,17 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xcsh import __version__
-from xcsh.cli.args import NOOP_FLAGS, NOOP_VALUE_FLAGS, build_parser
+from xcsh.cli.args import CliArgs, help_text, parse_args
+
+if TYPE_CHECKING:
+    from xcsh.coding.factory import StartupOptions
+
+ROLE_ENV = {"smol": "PI_SMOL_MODEL", "slow": "PI_SLOW_MODEL", "plan": "PI_PLAN_MODEL"}
 
 
 def _setup_logging() -> None:
@@ -20,6 +27,11 @@ def _setup_logging() -> None:
     )
 
 
+def note(text: str) -> None:
+    """One line on stderr about something accepted but ignored or adjusted."""
+    sys.stderr.write(f"xcsh: note: {text}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run xcsh with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
@@ -27,29 +39,40 @@ def main(argv: list[str] | None = None) -> int:
         from xcsh.conformance.runner import main as conformance_main
 
         return conformance_main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     _setup_logging()
+    if args.help:
+        sys.stdout.write(help_text())
+        return 0
     if args.version:
         sys.stdout.write(f"{__version__}\n")
         return 0
-    mode = args.mode or ("text" if args.print else None)
-    if mode == "rpc" and any(a.startswith("@") for a in argv):
-        sys.stderr.write("Error: @file arguments are not supported in RPC mode\n")
-        return 1
-    _note_noops(args)
+    for text in args.notes:
+        note(text)
+    for flag in args.used_noops():
+        note(f"{flag} is accepted but has no effect in this version")
     from xcsh.coding.paths import agent_dir
 
     if args.list_models is not None:
         return _list_models(agent_dir(), args.list_models or None)
+    if args.export is not None:
+        return _export(args.export, args.messages[0] if args.messages else None)
+    mode = args.mode or ("text" if args.print else None)
+    if mode == "rpc" and args.file_args:
+        sys.stderr.write("Error: @file arguments are not supported in RPC mode\n")
+        return 1
+    if mode == "acp":
+        sys.stderr.write("Error: --mode acp is not available in this version\n")
+        return 1
+    cwd = _working_dir(args.allow_home)
     from xcsh.coding.factory import StartupError, StartupOptions, create_session
 
     options = StartupOptions(
-        cwd=Path.cwd(),
+        cwd=cwd,
         agent_dir=agent_dir(),
         provider=args.provider,
         model=args.model,
-        models=args.models,
+        models=",".join(args.models) if args.models is not None else None,
         thinking=args.thinking,
         api_key=args.api_key,
         system_prompt=args.system_prompt,
@@ -65,32 +88,83 @@ def main(argv: list[str] | None = None) -> int:
         extensions=list(args.extensions),
         no_extensions=args.no_extensions,
         no_rules=args.no_rules,
+        no_skills=args.no_skills,
+        skills=args.skills,
+        model_roles=_model_roles(args),
     )
     try:
         if mode == "rpc":
             from xcsh.modes.rpc.run import run_rpc
 
             return run_rpc(lambda: create_session(options))
-        from xcsh.modes.print_mode import run_print
-
-        prompt = " ".join(args.messages)
-        if not prompt and not sys.stdin.isatty():
-            prompt = sys.stdin.read()
-        if not prompt.strip():
-            parser.print_help(sys.stderr)
-            return 2
-        return run_print(lambda: create_session(options), prompt, json_events=mode == "json")
+        return _run_print(args, options, json_events=mode == "json")
     except StartupError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
 
 
-def _note_noops(args: object) -> None:
-    for flag in (*NOOP_FLAGS, *NOOP_VALUE_FLAGS):
-        name = flag.lstrip("-").replace("-", "_")
-        value = getattr(args, name, None)
-        if value and flag != "--no-title":
-            sys.stderr.write(f"xcsh: note: {flag} is accepted but has no effect in this version\n")
+def _run_print(args: CliArgs, options: StartupOptions, *, json_events: bool) -> int:
+    from xcsh.cli.file_args import FileArgError, load_attachments
+    from xcsh.coding.factory import create_session
+    from xcsh.modes.print_mode import PrintJob, run_print
+
+    try:
+        attached = load_attachments(args.file_args, options.cwd)
+    except FileArgError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+    for text in attached.notes:
+        note(text)
+    messages = list(args.messages)
+    first = attached.text + (messages.pop(0) if messages else "")
+    if not first and not attached.images and not messages and not sys.stdin.isatty():
+        first = sys.stdin.read()
+    if not first.strip() and not attached.images:
+        sys.stderr.write(help_text())
+        return 2
+    job = PrintJob(first=first, images=attached.images, more=messages, json_events=json_events)
+    return run_print(lambda: create_session(options), job)
+
+
+def _model_roles(args: CliArgs) -> dict[str, str]:
+    """``--smol/--slow/--plan``, else ``$PI_SMOL_MODEL``/… : role → model pattern (not persisted)."""
+    roles: dict[str, str] = {}
+    for role, env_name in ROLE_ENV.items():
+        value = getattr(args, role) or os.environ.get(env_name)
+        if value:
+            roles[role] = value
+    return roles
+
+
+def _working_dir(allow_home: bool) -> Path:
+    """The session's cwd. Started in the home directory, the reference moves to a temp dir
+    (``~/tmp``, ``/tmp``, ``/var/tmp``, the system temp dir) unless ``--allow-home`` is given."""
+    cwd = Path.cwd()
+    if allow_home:
+        return cwd
+    try:
+        if cwd.resolve() != Path.home().resolve():
+            return cwd
+    except (OSError, RuntimeError):
+        return cwd
+    for candidate in (Path.home() / "tmp", Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir())):
+        if candidate.is_dir() and candidate.resolve() != cwd.resolve():
+            note(f"started in the home directory; working in {candidate} (--allow-home to stay)")
+            return candidate
+    return cwd
+
+
+def _export(source: str, output: str | None) -> int:
+    """``--export <session.jsonl> [out.html]``: write the page; prints ``Exported to: <path>``."""
+    from xcsh.coding.export.file import ExportError, export_session_file
+
+    try:
+        written = export_session_file(Path(source), Path(output) if output else None)
+    except ExportError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+    sys.stdout.write(f"Exported to: {written}\n")
+    return 0
 
 
 def _list_models(directory: Path, pattern: str | None) -> int:

@@ -63,6 +63,11 @@ class StartupOptions:
     extensions: list[str] = field(default_factory=list)
     no_extensions: bool = False
     no_rules: bool = False
+    no_skills: bool = False
+    skills: list[str] | None = None
+    """Glob patterns: only skills whose names match one are loaded (None: all)."""
+    model_roles: dict[str, str] = field(default_factory=dict)
+    """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
 
 
 # Tools that feature installers register when ``--tools`` lists them (not built-ins).
@@ -85,6 +90,8 @@ def create_session(options: StartupOptions) -> AgentSession:
     if options.rpc_mode:
         settings.reset_to_defaults(RPC_RESET_KEYS)
         settings.override("todo.eager", True)
+    for role_name, pattern in options.model_roles.items():
+        settings.override(f"modelRoles.{role_name}", pattern)
     store, resumed = _open_store(options)
     # the resumed branch is rebuilt once: it gives the model, the level and the messages
     restored = store.build_context() if resumed else None

@@ -1,6 +1,9 @@
-"""Print mode: run one prompt to completion; print the final answer (or every event as JSON).
+"""Print mode: run the prompts to completion; print the final answer (or every event as JSON).
 
-Exit code: 0 when the final assistant message ended normally, 1 on error or abort.
+The first prompt carries the ``@file`` attachments; further messages are sent one after
+another, each once the previous has finished, as the reference does. In JSON mode the
+session header is the first line, then every event. Exit code: 0 when the final assistant
+message ended normally, 1 on error or abort.
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from xcsh.coding.session import AgentSession
@@ -15,15 +19,28 @@ from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.rpc.jsonl import encode_frame
 
 
-def run_print(build_session: Callable[[], AgentSession], prompt: str, *, json_events: bool) -> int:
-    """Run ``prompt`` and return the process exit code."""
-    return asyncio.run(_run(build_session, prompt, json_events))
+@dataclass(slots=True)
+class PrintJob:
+    """What print mode sends: the first prompt (with images), then ``more`` prompts in order."""
+
+    first: str
+    images: list[dict[str, Any]] = field(default_factory=list)
+    more: list[str] = field(default_factory=list)
+    json_events: bool = False
 
 
-async def _run(build_session: Callable[[], AgentSession], prompt: str, json_events: bool) -> int:
+def run_print(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
+    """Run ``job`` and return the process exit code."""
+    return asyncio.run(_run(build_session, job))
+
+
+async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     session = build_session()
     out = sys.stdout.buffer
+    json_events = job.json_events
     if json_events:
+        out.write(encode_frame(dict(session.store.header)))
+        out.flush()
 
         def write(event: dict[str, Any]) -> None:
             out.write(encode_frame(event))
@@ -31,9 +48,12 @@ async def _run(build_session: Callable[[], AgentSession], prompt: str, json_even
 
         session.subscribe(write)
     try:
-        task = session.start_prompt(prompt)
-        if task is not None:
-            await task  # the prompt task runs the whole chain (retries, compaction, reminders)
+        prompts: list[tuple[str, list[dict[str, Any]] | None]] = [(job.first, job.images or None)]
+        prompts += [(text, None) for text in job.more]
+        for text, images in prompts:
+            task = session.start_prompt(text, images)
+            if task is not None:
+                await task  # the prompt task runs the whole chain (retries, compaction, reminders)
     except Exception as exc:  # mode boundary: report and fail with a non-zero exit code
         sys.stderr.write(f"Error: {exc}\n")
         session.shutdown()

@@ -1,0 +1,57 @@
+"""Export a session file to HTML without starting a session (``xcsh --export``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from xcsh.coding.export.html import render_session_html
+from xcsh.coding.paths import blobs_dir
+from xcsh.coding.sessions.blobs import BlobStore
+from xcsh.coding.sessions.entries import is_valid_header
+from xcsh.coding.sessions.loading import read_session_file
+
+
+class ExportError(Exception):
+    """The session file cannot be exported (missing, not a session, unwritable output)."""
+
+
+def default_output(source: Path) -> Path:
+    """``xcsh-session-<file stem>.html`` in the current directory, the reference's default name."""
+    return Path(f"xcsh-session-{source.name.removesuffix('.jsonl')}.html")
+
+
+def export_session_file(source: Path, output: Path | None = None) -> Path:
+    """Render ``source`` (read only, not locked or repaired) to ``output``; returns the path written.
+
+    The current branch is the one ending at the file's last entry.
+    """
+    source = source.expanduser()
+    if not source.is_file():
+        raise ExportError(f"File not found: {source}")
+    if not _starts_with_header(source):
+        raise ExportError(f"{source} is not a session file")
+    try:
+        loaded = read_session_file(source, BlobStore(blobs_dir()))
+    except OSError as exc:
+        raise ExportError(f"Cannot read {source}: {exc.strerror or exc}") from None
+    if loaded is None:
+        raise ExportError(f"{source} is not a session file")
+    leaf = loaded.entries[-1]["id"] if loaded.entries else None
+    document = render_session_html(header=loaded.header, entries=loaded.entries, leaf_id=leaf)
+    target = output if output is not None else default_output(source)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(document, encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+    return target
+
+
+def _starts_with_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline()
+        return is_valid_header(json.loads(first))
+    except (OSError, ValueError):
+        return False
