@@ -64,6 +64,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--skills",), "skills", "csv", "only skills whose names match these globs", "GLOBS"),
     Flag(("--no-skills",), "no_skills", "bool", "do not load skills"),
     Flag(("--no-rules",), "no_rules", "bool", "do not load rules (prompt rules and TTSR rules)"),
+    Flag(("--approve",), "approve", "value", "ask the host before running these tools (* = all)", "TOOLS"),
     Flag(
         ("--allow-home",), "allow_home", "bool", "stay in the home directory instead of moving to a temp dir"
     ),
@@ -126,6 +127,7 @@ class CliArgs:
     skills: list[str] | None = None
     no_skills: bool = False
     no_rules: bool = False
+    approve: str | None = None
     allow_home: bool = False
     list_models: str | None = None
     """``None`` when absent, ``""`` without a pattern."""

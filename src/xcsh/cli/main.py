@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         no_skills=args.no_skills,
         skills=args.skills,
         model_roles=_model_roles(args),
+        approve=args.approve,
     )
     try:
         if mode == "rpc":

@@ -68,6 +68,8 @@ class StartupOptions:
     """Glob patterns: only skills whose names match one are loaded (None: all)."""
     model_roles: dict[str, str] = field(default_factory=dict)
     """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
+    # tool approvals (coding/approvals.py): comma list of tools, "*" for all; None = settings
+    approve: str | None = None
 
 
 # Tools that feature installers register when ``--tools`` lists them (not built-ins).

@@ -28,6 +28,10 @@ def installers() -> list[Installer]:
     from xcsh.coding.extensions.feature import install as install_extensions
 
     found.append(install_extensions)
+    # after extensions: a call an extension blocks is never put to the user
+    from xcsh.coding.approvals import install as install_approvals
+
+    found.append(install_approvals)
     from xcsh.coding.ttsr.feature import install as install_ttsr
 
     found.append(install_ttsr)

@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import uuid
+import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -170,15 +171,30 @@ class UiBridge(DialogUI):
         return ""
 
 
+_BRIDGES: weakref.WeakKeyDictionary[RpcServer, UiBridge] = weakref.WeakKeyDictionary()
+
+
+def bridge_for(server: RpcServer) -> UiBridge:
+    """The server's one UI bridge (made and wired to the response/EOF hooks on first use).
+
+    Extensions and tool approvals share it, so every ``extension_ui_response`` finds its dialog.
+    """
+    bridge = _BRIDGES.get(server)
+    if bridge is None:
+        bridge = UiBridge(server.write, emit_titles=titles_enabled(os.environ))
+        server.on_ui_response = bridge.handle_response
+        server.on_eof.append(bridge.close)
+        _BRIDGES[server] = bridge
+    return bridge
+
+
 def install(server: RpcServer) -> None:
     """Give the session's extensions the RPC UI, error frames, ``session_start`` and shutdown."""
     runner = runner_for(server.session)
     if runner is None:
         return
-    bridge = UiBridge(server.write, emit_titles=titles_enabled(os.environ))
+    bridge = bridge_for(server)
     runner.ui = bridge
-    server.on_ui_response = bridge.handle_response
-    server.on_eof.append(bridge.close)
     runner.on_error = lambda error: server.write(error.frame())
     runner.on_action_error = lambda command, message: server.write(
         {"type": "response", "command": command, "success": False, "error": message}

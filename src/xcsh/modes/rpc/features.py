@@ -19,3 +19,6 @@ def install(server: RpcServer) -> None:
     from xcsh.modes.rpc.extension_ui import install as install_extension_ui
 
     install_extension_ui(server)
+    from xcsh.modes.rpc.approvals import install as install_approvals
+
+    install_approvals(server)

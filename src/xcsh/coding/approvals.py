@@ -1,0 +1,226 @@
+"""Tool approvals: an opt-in policy under which the agent asks the host before running a call.
+
+Off unless ``--approve TOOLS`` or the ``approvals.tools`` setting names tools (``*`` = every
+tool, built-in, host or extension). For such a call the gate asks its :class:`ConfirmUI`
+(the mode supplies one: the RPC extension-UI ``confirm`` request, ACP's permission request)
+with a title naming the tool and a message showing the command, the new file or the diff.
+Confirmed → the call runs once; declined, timed out (``approvals.timeoutSeconds``, default
+120), aborted or with no UI at all → the call does not run and the model reads a tool error
+saying why. Calls matching an always-allowed rule run without asking:
+
+- ``approvals.allowCommands``: command prefixes for ``bash`` (a prefix matches at a word
+  boundary; a command with shell control characters — ``;``, ``&``, ``|``, ``$(``, a
+  backtick, ``>``, ``<`` or a newline — is always asked about);
+- ``approvals.allowPaths``: directories or glob patterns (relative to the cwd) for tools
+  whose arguments name paths (``path``, or ``edits[].path``); every named path must match.
+
+The gate plugs in as the agent's ``before_tool_call`` hook, after any earlier hook (an
+extension that blocks the call first means nobody is asked).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import os
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from xcsh.ai.abort import AbortSignal
+from xcsh.ai.types import ToolCall
+
+if TYPE_CHECKING:
+    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.session import AgentSession
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_SHOWN_LINES = 200
+SHELL_CONTROL = (";", "&", "|", "$(", "`", ">", "<", "\n")
+
+
+class ConfirmUI(Protocol):
+    """Asks a person a yes/no question (the extension UI's ``confirm`` shape)."""
+
+    async def confirm(
+        self,
+        title: str,
+        message: str,
+        *,
+        timeout_ms: int | None = None,
+        signal: AbortSignal | None = None,
+        on_timeout: Callable[[], None] | None = None,
+    ) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalConfig:
+    """Which calls need approval, what is always allowed, and how long to wait for an answer."""
+
+    tools: frozenset[str]
+    allow_commands: tuple[str, ...] = ()
+    allow_paths: tuple[str, ...] = ()
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def covers(self, tool_name: str) -> bool:
+        return "*" in self.tools or tool_name in self.tools
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return []
+
+
+def config_from(settings_get: Callable[[str], Any], flag: str | None) -> ApprovalConfig | None:
+    """The policy from the ``--approve`` flag (wins) or the ``approvals.*`` settings; None when off."""
+    tools = _names(flag) if flag is not None else _names(settings_get("approvals.tools"))
+    if not tools:
+        return None
+    timeout = settings_get("approvals.timeoutSeconds")
+    return ApprovalConfig(
+        tools=frozenset(tools),
+        allow_commands=tuple(_names(settings_get("approvals.allowCommands"))),
+        allow_paths=tuple(_names(settings_get("approvals.allowPaths"))),
+        timeout_s=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else DEFAULT_TIMEOUT_S,
+    )
+
+
+def _paths_of(args: dict[str, Any]) -> list[str]:
+    paths = [args["path"]] if isinstance(args.get("path"), str) else []
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        paths += [e["path"] for e in edits if isinstance(e, dict) and isinstance(e.get("path"), str)]
+    return paths
+
+
+def _clip(lines: list[str]) -> str:
+    if len(lines) > MAX_SHOWN_LINES:
+        lines = [*lines[:MAX_SHOWN_LINES], f"… {len(lines) - MAX_SHOWN_LINES} more lines"]
+    return "\n".join(lines)
+
+
+def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]:
+    """The dialog's title and message: the command, the new content, or a diff of the edits."""
+    title = f"Allow {tool_name}?"
+    if isinstance(args.get("command"), str):
+        return title, f"$ {args['command']}"
+    path = args.get("path")
+    if isinstance(path, str) and isinstance(args.get("content"), str):
+        target = cwd / path
+        old = target.read_text(errors="replace").splitlines() if target.is_file() else []
+        diff = difflib.unified_diff(old, args["content"].splitlines(), f"a/{path}", f"b/{path}", lineterm="")
+        return f"Allow {tool_name} to {path}?", _clip(list(diff))
+    edits = args.get("edits")
+    if isinstance(edits, list) and edits:
+        lines: list[str] = []
+        for edit in edits:
+            if not isinstance(edit, dict):
+                continue
+            name = str(edit.get("path", path or ""))
+            old_text = edit.get("old_text", edit.get("oldText", ""))
+            new_text = edit.get("new_text", edit.get("newText", ""))
+            lines += difflib.unified_diff(
+                str(old_text).splitlines(), str(new_text).splitlines(), f"a/{name}", f"b/{name}", lineterm=""
+            )
+        shown = sorted({str(e.get("path")) for e in edits if isinstance(e, dict) and e.get("path")})
+        return f"Allow {tool_name} of {', '.join(shown) or 'files'}?", _clip(lines)
+    return title, json.dumps(args, indent=2, ensure_ascii=False, default=str)
+
+
+class ApprovalGate:
+    """Decides, per tool call, whether it may run; asks :attr:`ui` when a rule does not allow it."""
+
+    def __init__(self, session: AgentSession, config: ApprovalConfig) -> None:
+        self.session = session
+        self.config = config
+        self.ui: ConfirmUI | None = None
+
+    def always_allowed(self, tool_name: str, args: dict[str, Any]) -> bool:
+        command = args.get("command")
+        if tool_name == "bash" and isinstance(command, str):
+            return self._command_allowed(command)
+        paths = _paths_of(args)
+        return bool(paths) and bool(self.config.allow_paths) and all(self._path_allowed(p) for p in paths)
+
+    def _command_allowed(self, command: str) -> bool:
+        text = command.strip()
+        if any(mark in text for mark in SHELL_CONTROL):
+            return False
+        for prefix in self.config.allow_commands:
+            if text == prefix or text.startswith(prefix.rstrip() + " "):
+                return True
+        return False
+
+    def _path_allowed(self, raw: str) -> bool:
+        cwd = self.session.cwd
+        target = Path(os.path.normpath(cwd / raw))
+        for rule in self.config.allow_paths:
+            base = Path(os.path.normpath(cwd / rule))
+            if target == base or base in target.parents:
+                return True
+            try:
+                relative = target.relative_to(cwd).as_posix()
+            except ValueError:
+                relative = target.as_posix()
+            if fnmatch.fnmatchcase(relative, rule):
+                return True
+        return False
+
+    async def check(self, call: ToolCall, args: dict[str, Any]) -> str | None:
+        """None when the call may run; otherwise the error text the model reads instead."""
+        name = call["name"]
+        if not self.config.covers(name) or self.always_allowed(name, args):
+            return None
+        if self.ui is None:
+            return f"This {name} call needs approval and no one can approve it here; it was not run."
+        signal = self.session.agent.signal
+        timed_out: list[bool] = []
+        title, message = describe(name, args, self.session.cwd)
+        allowed = await self.ui.confirm(
+            title,
+            message,
+            timeout_ms=int(self.config.timeout_s * 1000),
+            signal=signal,
+            on_timeout=lambda: timed_out.append(True),
+        )
+        if allowed:
+            return None
+        if signal is not None and signal.aborted:
+            return f"The {name} call was aborted while waiting for approval; it was not run."
+        if timed_out:
+            return f"No approval for this {name} call within {self.config.timeout_s:g}s; it was denied and not run."
+        return f"The user denied this {name} call; it was not run."
+
+
+_GATES: weakref.WeakKeyDictionary[AgentSession, ApprovalGate] = weakref.WeakKeyDictionary()
+
+
+def approval_gate_for(session: AgentSession) -> ApprovalGate | None:
+    """The session's approval gate (None when approvals are off)."""
+    return _GATES.get(session)
+
+
+def install(session: AgentSession, options: StartupOptions) -> None:
+    """Turn approvals on for ``session`` when the flag or the settings name tools."""
+    config = config_from(session.settings.get, options.approve)
+    if config is None:
+        return
+    gate = ApprovalGate(session, config)
+    _GATES[session] = gate
+    agent = session.agent
+    previous = agent.before_tool_call
+
+    async def before(call: ToolCall, args: dict[str, Any]) -> str | None:
+        if previous is not None:
+            blocked = await previous(call, args)
+            if blocked:
+                return blocked
+        return await gate.check(call, args)
+
+    agent.before_tool_call = before
