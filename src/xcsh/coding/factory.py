@@ -24,7 +24,7 @@ from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, 
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.settings import RPC_RESET_KEYS, Settings, SettingsError
 from xcsh.coding.system_prompt import read_text_or_file
-from xcsh.coding.tools import BUILTIN_TOOL_NAMES, create_coding_tools
+from xcsh.coding.tools import BUILTIN_TOOL_NAMES, EDIT_MODES, ToolOptions, create_coding_tools
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def create_session(options: StartupOptions) -> AgentSession:
     role_level = role[1] if role is not None and not explicit_model else None
     level = _initial_level(options, settings, model, cli_level, restored, role_level)
     names = _tool_names(options)
-    tools = create_coding_tools(options.cwd, None if options.tools is None else names)
+    tools = create_coding_tools(options.cwd, None if options.tools is None else names, tool_options(settings))
     active = names if (options.tools is not None or not options.no_tools) else []
     config = SessionConfig(
         cwd=options.cwd,
@@ -141,6 +141,21 @@ def create_session(options: StartupOptions) -> AgentSession:
     for install in [*installers(), *FEATURES]:
         install(session, options)
     return session
+
+
+def tool_options(settings: Settings) -> ToolOptions:
+    """The built-in tools' options from settings; an unknown ``edit.mode`` falls back to hashline."""
+    mode = str(settings.get("edit.mode", "hashline")).strip().lower()
+    if mode not in EDIT_MODES:
+        logger.warning(
+            "edit.mode %r is not supported (known: %s); using hashline", mode, ", ".join(EDIT_MODES)
+        )
+        mode = "hashline"
+    return ToolOptions(
+        edit_mode=mode,
+        read_hash_lines=settings.get_bool("readHashLines", True),
+        read_line_numbers=settings.get_bool("readLineNumbers", False),
+    )
 
 
 def disabled_providers(settings: Settings, env: Mapping[str, str]) -> list[str]:

@@ -47,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
         "agentModelOverrides": {},
     },
     "tools": {"intentTracing": True},
+    "edit": {"mode": "hashline"},
+    "readHashLines": True,
+    "readLineNumbers": False,
     "thinkingBudgets": {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768},
     "ttsr": {
         "enabled": True,

@@ -1,42 +1,70 @@
 """The built-in coding tools.
 
-``create_coding_tools(cwd, names)`` builds :class:`~xcsh.agent.types.AgentTool`
+``create_coding_tools(cwd, names, options)`` builds :class:`~xcsh.agent.types.AgentTool`
 instances bound to the session working directory, in ``BUILTIN_TOOL_NAMES`` order
-(``None`` = all). Provided: ``read``, ``bash``, ``edit`` (replace mode), ``write``,
-``grep``, ``find`` and pi-mono's ``ls``. Not provided: the reference's optional
-tools (agent-behaviour §13.2) and hashline editing; ``todo_write`` lives with the
-todo feature.
+(``None`` = all). Provided: ``read``, ``bash``, ``edit`` (hashline or replace mode,
+per ``ToolOptions.edit_mode``), ``write``, ``grep``, ``find`` and pi-mono's ``ls``.
+``todo_write`` lives with the todo feature. See docs/tools.md for the full set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from xcsh.agent.types import AgentTool
 from xcsh.coding.tools.bash import create_bash_tool
 from xcsh.coding.tools.edit import create_edit_tool
+from xcsh.coding.tools.edit_hashline import create_hashline_edit_tool
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.find import create_find_tool
 from xcsh.coding.tools.grep import create_grep_tool
 from xcsh.coding.tools.ls import create_ls_tool
-from xcsh.coding.tools.read import create_read_tool
+from xcsh.coding.tools.read import Numbering, create_read_tool
 from xcsh.coding.tools.write import create_write_tool
 
 BUILTIN_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
 
-_FACTORIES: dict[str, Callable[[Path], AgentTool]] = {
-    "read": create_read_tool,
-    "bash": create_bash_tool,
-    "edit": create_edit_tool,
-    "write": create_write_tool,
-    "grep": create_grep_tool,
-    "find": create_find_tool,
-    "ls": create_ls_tool,
+EDIT_MODES: tuple[str, ...] = ("hashline", "replace")
+
+
+@dataclass(slots=True, frozen=True)
+class ToolOptions:
+    """Settings that shape the built-in tools (from ``edit.mode``, ``readHashLines``, ``readLineNumbers``)."""
+
+    edit_mode: str = "hashline"
+    read_hash_lines: bool = True
+    read_line_numbers: bool = False
+
+    @property
+    def numbering(self) -> Numbering:
+        """How ``read`` prefixes lines: anchors when editing by hashline, else numbers if asked."""
+        if self.edit_mode == "hashline" and self.read_hash_lines:
+            return "hash"
+        return "number" if self.read_line_numbers else "none"
+
+
+def _edit(cwd: Path, options: ToolOptions) -> AgentTool:
+    if options.edit_mode == "replace":
+        return create_edit_tool(cwd)
+    return create_hashline_edit_tool(cwd)
+
+
+_FACTORIES: dict[str, Callable[[Path, ToolOptions], AgentTool]] = {
+    "read": lambda cwd, options: create_read_tool(cwd, options.numbering),
+    "bash": lambda cwd, _: create_bash_tool(cwd),
+    "edit": _edit,
+    "write": lambda cwd, _: create_write_tool(cwd),
+    "grep": lambda cwd, _: create_grep_tool(cwd),
+    "find": lambda cwd, _: create_find_tool(cwd),
+    "ls": lambda cwd, _: create_ls_tool(cwd),
 }
 
 
-def create_coding_tools(cwd: Path, names: Sequence[str] | None = None) -> list[AgentTool]:
+def create_coding_tools(
+    cwd: Path, names: Sequence[str] | None = None, options: ToolOptions | None = None
+) -> list[AgentTool]:
     """Built-in tools for ``cwd``: all of them (``names=None``) or the named ones, in built-in order.
 
     Raises ``ValueError`` for a name that is not a built-in tool.
@@ -45,18 +73,22 @@ def create_coding_tools(cwd: Path, names: Sequence[str] | None = None) -> list[A
     unknown = [name for name in wanted if name not in _FACTORIES]
     if unknown:
         raise ValueError(f"Unknown built-in tool(s): {', '.join(unknown)}")
-    return [_FACTORIES[name](Path(cwd)) for name in BUILTIN_TOOL_NAMES if name in wanted]
+    chosen = options or ToolOptions()
+    return [_FACTORIES[name](Path(cwd), chosen) for name in BUILTIN_TOOL_NAMES if name in wanted]
 
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
+    "EDIT_MODES",
     "ToolAbortedError",
     "ToolError",
+    "ToolOptions",
     "create_bash_tool",
     "create_coding_tools",
     "create_edit_tool",
     "create_find_tool",
     "create_grep_tool",
+    "create_hashline_edit_tool",
     "create_ls_tool",
     "create_read_tool",
     "create_write_tool",

@@ -6,9 +6,11 @@ Contract (agent-behaviour §13.1, with this project's decisions):
   50, up to 300 lines; ``L50-L120`` → that range; ``L50-`` → from 50 to the end;
   ``raw`` → the whole file from line 1. Every call is capped at 3000 lines and
   51 200 bytes. ``L0`` is rejected (lines are 1-indexed).
-- Lines are shown as plain text without line-number or hashline prefixes, so the
-  model can copy exact text into ``edit``; a CR before the newline is not shown.
-  A trailing newline does not count as an extra line.
+- Lines are shown according to ``numbering``: ``hash`` (``edit.mode`` hashline,
+  the default) prefixes each line with ``N#ID:`` (see ``hashline``), ``number``
+  with ``N:``, ``none`` shows plain text so the model can copy it into the
+  replace-mode ``edit``. A CR before the newline is not shown. A trailing newline
+  does not count as an extra line.
 - When more lines remain, the text ends, after a blank line, with
   ``[Showing lines 1-300 of 1200. Use sel=L301 to continue]`` (``(50.0KB limit)``
   is added when the byte cap cut it short).
@@ -25,11 +27,12 @@ import base64
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.hashline import format_line
 from xcsh.coding.tools.ls import list_directory
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, MAX_LINES, format_size
@@ -38,6 +41,7 @@ DEFAULT_READ_LINES = 300
 MAX_DIR_ENTRIES = 500
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _SNIFF_BYTES = 8192
+Numbering = Literal["none", "number", "hash"]
 _SEL_RE = re.compile(r"^L?(\d+)(?:(-)(?:L?(\d+))?)?$", re.IGNORECASE)
 
 
@@ -90,8 +94,16 @@ def _decode_line(raw: bytes) -> str:
     return raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
 
 
-def read_text_file(path: Path, shown: str, selection: LineSelection) -> str:
-    """Render the selected lines of a text file with the continuation notice."""
+def _numbered(number: int, line: str, numbering: Numbering) -> str:
+    if numbering == "hash":
+        return format_line(number, line)
+    if numbering == "number":
+        return f"{number}:{line}"
+    return line
+
+
+def read_text_file(path: Path, shown: str, selection: LineSelection, numbering: Numbering = "none") -> str:
+    """Render the selected lines of a text file (prefixed per ``numbering``) with the continuation notice."""
     collected: list[str] = []
     collected_bytes = 0
     total = 0
@@ -120,7 +132,8 @@ def read_text_file(path: Path, shown: str, selection: LineSelection) -> str:
     kept: list[str] = []
     used = 0
     by_bytes = False
-    for line in collected:
+    for offset, raw_line in enumerate(collected):
+        line = _numbered(selection.start + offset, raw_line, numbering)
         size = len(line.encode("utf-8")) + 1
         if used + size > MAX_BYTES:
             by_bytes = True
@@ -136,7 +149,7 @@ def read_text_file(path: Path, shown: str, selection: LineSelection) -> str:
     return text
 
 
-def _read(cwd: Path, raw_path: str, sel: str | None) -> AgentToolResult:
+def _read(cwd: Path, raw_path: str, sel: str | None, numbering: Numbering) -> AgentToolResult:
     path = resolve_path(cwd, raw_path)
     shown = display_path(cwd, path)
     selection = parse_selection(sel)
@@ -164,7 +177,7 @@ def _read(cwd: Path, raw_path: str, sel: str | None) -> AgentToolResult:
                 f"Cannot read {shown}: it is a binary file ({format_size(size)}). "
                 "Use bash (e.g. file, xxd, strings) to inspect it."
             )
-        text = read_text_file(path, shown, selection)
+        text = read_text_file(path, shown, selection, numbering)
     except PermissionError as exc:
         raise ToolError(f"Permission denied: {shown}") from exc
     except IsADirectoryError as exc:
@@ -191,8 +204,14 @@ _PARAMETERS: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+_SHOWN_AS: dict[str, str] = {
+    "none": "Text is returned exactly as stored (no line numbers), ",
+    "number": "Each line is shown as `N:text` (N = line number; the prefix is not part of the file), ",
+    "hash": "Each line is shown as `N#ID:text`, where `N#ID` is the line's anchor for `edit` "
+    "(the prefix is not part of the file), ",
+}
 _DESCRIPTION = (
-    "Read a file or list a directory. Text is returned exactly as stored (no line numbers), "
+    "Read a file or list a directory. {shown}"
     f"{DEFAULT_READ_LINES} lines by default and at most {MAX_LINES} lines or {format_size(MAX_BYTES)} per call; "
     "when more remains the result ends with a notice telling which `sel` continues it. "
     "Use `sel` to read a line range (e.g. 'L200-L260'). Directories are listed one entry per line, "
@@ -201,8 +220,8 @@ _DESCRIPTION = (
 )
 
 
-def create_read_tool(cwd: Path) -> AgentTool:
-    """The ``read`` tool bound to the session cwd."""
+def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
+    """The ``read`` tool bound to the session cwd, showing lines per ``numbering``."""
 
     async def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
@@ -211,12 +230,12 @@ def create_read_tool(cwd: Path) -> AgentTool:
         if not isinstance(raw_path, str) or not raw_path.strip():
             raise ToolError("path is required")
         sel = args.get("sel")
-        return await asyncio.to_thread(_read, cwd, raw_path, sel if isinstance(sel, str) else None)
+        return await asyncio.to_thread(_read, cwd, raw_path, sel if isinstance(sel, str) else None, numbering)
 
     return AgentTool(
         name="read",
         label="Read",
-        description=_DESCRIPTION,
+        description=_DESCRIPTION.replace("{shown}", _SHOWN_AS[numbering]),
         parameters=_PARAMETERS,
         execute=execute,
         concurrency="shared",

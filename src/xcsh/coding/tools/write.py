@@ -3,7 +3,9 @@
 Contract: parent directories are created; the content is written as UTF-8 exactly
 as given (no newline translation); the result is ``Successfully wrote <n> bytes to
 <path>`` where ``n`` is the content length in characters (the reference's count)
-and ``path`` is the path as the model wrote it. Class exclusive, not abortable.
+and ``path`` is the path as the model wrote it. Content copied from hashline
+``read`` output (every non-empty line starting ``N#ID:``) has those prefixes
+removed first. Class exclusive, not abortable.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.hashline import strip_copied_prefixes
 from xcsh.coding.tools.paths import display_path, resolve_path
 
 _PARAMETERS: dict[str, Any] = {
@@ -62,6 +65,8 @@ def create_write_tool(cwd: Path) -> AgentTool:
             raise ToolError("path is required")
         if not isinstance(content, str):
             raise ToolError("content must be a string")
+        if "#" in content:
+            content = "\n".join(strip_copied_prefixes(content.split("\n")))
         path = resolve_path(cwd, raw_path)
         await asyncio.to_thread(_write, path, display_path(cwd, path), content)
         return {

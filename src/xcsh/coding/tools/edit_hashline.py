@@ -1,0 +1,352 @@
+"""The ``edit`` tool in hashline mode (the default ``edit.mode``).
+
+Contract: ``{edits: [{path, loc?, content?, delete?, move?}]}`` where ``loc`` is
+``"append"``, ``"prepend"``, ``{append: "N#ID"}``, ``{prepend: "N#ID"}`` or
+``{range: {pos: "N#ID", end: "N#ID"}}`` and ``content`` is an array of lines, a
+string, or null (deletes the range). Anchors come from ``read`` and address the file
+as it was read; all edits of one file are checked together (see ``hashline``).
+``{path, delete: true}`` deletes a file; ``move`` renames it (after any content
+edits). ``append``/``prepend`` on a missing file create it.
+
+Every file of the call is planned in memory first; if any edit fails nothing is
+written and the error names the file (and the failing edit for malformed input).
+Line endings and a UTF-8 BOM are kept. The result text is, per file, ``Updated
+<path>`` (or Created/Deleted/Moved), ``Changes: +A -R`` and a short preview of the
+changed lines with their new anchors, so a further edit needs no re-read of those
+lines. ``details``: ``diff`` (unified, all files), ``firstChangedLine`` (first
+file), ``op`` (``update``/``create``/``delete``) and ``move`` when moved.
+Class exclusive, not abortable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.edit_match import unified_diff
+from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.hashline import (
+    Document,
+    LineEdit,
+    apply_edits,
+    boundary_warnings,
+    content_lines,
+    format_line,
+    resolve_loc,
+)
+from xcsh.coding.tools.paths import display_path, resolve_path
+
+_BOM = "\ufeff"
+PREVIEW_MAX_LINES = 16
+PREVIEW_RUN = 3
+
+
+@dataclass(slots=True)
+class _FilePlan:
+    path: Path
+    shown: str
+    exists: bool
+    original: str = ""
+    bom: bool = False
+    crlf: bool = False
+    edits: list[LineEdit] = field(default_factory=list)
+    delete: bool = False
+    move: Path | None = None
+    move_shown: str | None = None
+    result: str = ""
+    first_line: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    before_lines: list[str] = field(default_factory=list)
+    after_lines: list[str] = field(default_factory=list)
+
+
+def _load(plan: _FilePlan) -> None:
+    try:
+        raw = plan.path.read_bytes()
+    except IsADirectoryError as exc:
+        raise ToolError(f"Cannot edit {plan.shown}: it is a directory") from exc
+    except PermissionError as exc:
+        raise ToolError(f"Permission denied: {plan.shown}") from exc
+    if b"\0" in raw[:8192]:
+        raise ToolError(f"Cannot edit {plan.shown}: it is a binary file")
+    text = raw.decode("utf-8", errors="replace")
+    plan.bom = text.startswith(_BOM)
+    if plan.bom:
+        text = text[1:]
+    plan.crlf = "\r\n" in text
+    plan.original = text.replace("\r\n", "\n") if plan.crlf else text
+
+
+def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
+    plans: dict[Path, _FilePlan] = {}
+    for index, edit in enumerate(edits):
+        label = f"edits[{index}]"
+        if not isinstance(edit, dict):
+            raise ToolError(f"{label} must be an object with path and loc/content, delete or move")
+        unknown = set(edit) - {"path", "loc", "content", "delete", "move"}
+        if unknown:
+            raise ToolError(
+                f"{label} has unknown field(s) {', '.join(sorted(unknown))}; expected path, loc, content, delete, move"
+            )
+        raw_path = edit.get("path")
+        if not isinstance(raw_path, str) or not raw_path.strip():
+            raise ToolError(f"{label}.path is required")
+        path = resolve_path(cwd, raw_path)
+        plan = plans.get(path)
+        if plan is None:
+            plan = _FilePlan(path=path, shown=display_path(cwd, path), exists=path.is_file())
+            plans[path] = plan
+            if plan.exists:
+                _load(plan)
+            elif path.is_dir():
+                raise ToolError(f"Cannot edit {plan.shown}: it is a directory")
+        if edit.get("delete"):
+            plan.delete = True
+        move = edit.get("move")
+        if move is not None:
+            if not isinstance(move, str) or not move.strip():
+                raise ToolError(f"{label}.move must be a path")
+            plan.move = resolve_path(cwd, move)
+            plan.move_shown = display_path(cwd, plan.move)
+            if plan.move == path:
+                raise ToolError(f"{label}.move names the file itself ({plan.shown})")
+        if "loc" in edit and edit["loc"] is not None:
+            try:
+                plan.edits.append(resolve_loc(edit["loc"], content_lines(edit.get("content")), index))
+            except ToolError as exc:
+                raise ToolError(f"{label}: {exc}") from exc
+        elif not edit.get("delete") and move is None:
+            raise ToolError(f"{label} needs loc (with content), delete: true, or move")
+    return list(plans.values())
+
+
+def _plan(plan: _FilePlan) -> None:
+    if plan.delete:
+        if plan.edits or plan.move is not None:
+            raise ToolError(f"{plan.shown}: delete cannot be combined with other edits of the same file")
+        if not plan.exists:
+            raise ToolError(f"File not found: {plan.shown}")
+        return
+    if not plan.exists and (
+        plan.move is not None or any(e.kind not in ("append", "prepend") for e in plan.edits)
+    ):
+        raise ToolError(
+            f"File not found: {plan.shown}. Anchored edits need an existing file; "
+            'use loc "append" (or write) to create one.'
+        )
+    doc = Document.parse(plan.original)
+    plan.before_lines = doc.lines
+    if plan.edits:
+        new_doc, plan.first_line = apply_edits(doc, plan.edits, plan.shown)
+        plan.warnings = boundary_warnings(doc, plan.edits)
+        plan.after_lines = new_doc.lines
+        plan.result = new_doc.render()
+        if plan.exists and plan.result == plan.original and plan.move is None:
+            raise ToolError(
+                f"No changes made to {plan.shown}: the edits reproduce the current content. "
+                "Make sure content differs from the lines it replaces."
+            )
+    else:
+        plan.after_lines = doc.lines
+        plan.result = plan.original
+
+
+def _commit(plan: _FilePlan) -> None:
+    try:
+        if plan.delete:
+            plan.path.unlink()
+            return
+        target = plan.move or plan.path
+        text = plan.result.replace("\n", "\r\n") if plan.crlf else plan.result
+        if plan.bom:
+            text = _BOM + text
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if plan.move is not None and not plan.edits:
+            os.replace(plan.path, target)
+            return
+        with target.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        if plan.move is not None:
+            plan.path.unlink()
+    except PermissionError as exc:
+        raise ToolError(f"Permission denied: {plan.shown}") from exc
+
+
+def _preview(before: list[str], after: list[str]) -> tuple[str, int, int]:
+    """Changed lines with a little context: new lines carry their new anchors, removed ones a ``-``."""
+    out: list[str] = []
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for group in matcher.get_grouped_opcodes(1):
+        if out:
+            out.append("    ...")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(f"  {format_line(j + 1, after[j])}" for j in range(j1, j2))
+                continue
+            gone = before[i1:i2]
+            removed += len(gone)
+            out.extend(f"- {i1 + k + 1}   :{line}" for k, line in enumerate(gone[:PREVIEW_RUN]))
+            if len(gone) > PREVIEW_RUN:
+                out.append(f"  ... {len(gone) - PREVIEW_RUN} more removed lines")
+            new = list(range(j1, j2))
+            added += len(new)
+            out.extend(f"+ {format_line(j + 1, after[j])}" for j in new[:PREVIEW_RUN])
+            if len(new) > PREVIEW_RUN:
+                out.append(f"  ... {len(new) - PREVIEW_RUN} more added lines")
+    if len(out) > PREVIEW_MAX_LINES:
+        hidden = len(out) - PREVIEW_MAX_LINES
+        out = [*out[:PREVIEW_MAX_LINES], f"  ... {hidden} more preview lines"]
+    return "\n".join(out), added, removed
+
+
+def _apply(cwd: Path, edits: list[Any]) -> AgentToolResult:
+    plans = _group(cwd, edits)
+    for plan in plans:
+        _plan(plan)
+    for plan in plans:
+        _commit(plan)
+    blocks: list[str] = []
+    diffs: list[str] = []
+    details: dict[str, Any] = {}
+    for plan in plans:
+        if plan.delete:
+            blocks.append(f"Deleted {plan.shown}")
+            details.setdefault("op", "delete")
+            continue
+        diff = unified_diff(plan.original, plan.result, plan.move_shown or plan.shown)
+        diffs.append(diff)
+        verb = (
+            f"Moved {plan.shown} to {plan.move_shown}"
+            if plan.move_shown
+            else ("Updated" if plan.exists else "Created") + f" {plan.shown}"
+        )
+        details.setdefault("op", "update" if plan.exists else "create")
+        if plan.move_shown:
+            details.setdefault("move", plan.move_shown)
+        details.setdefault("firstChangedLine", plan.first_line)
+        if not plan.edits:
+            blocks.append(verb)
+            continue
+        preview, added, removed = _preview(plan.before_lines, plan.after_lines)
+        block = f"{verb}\nChanges: +{added} -{removed}" + (f"\n\nDiff preview:\n{preview}" if preview else "")
+        if plan.warnings:
+            block += "\n\nWarnings:\n" + "\n".join(plan.warnings)
+        blocks.append(block)
+    details["diff"] = "".join(diffs)
+    details.setdefault("firstChangedLine", None)
+    return {"content": [{"type": "text", "text": "\n\n".join(blocks)}], "details": details}
+
+
+_ANCHOR = {"type": "string", "description": 'Anchor "N#ID" copied from read output.'}
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "edits": {
+            "type": "array",
+            "minItems": 1,
+            "description": "Edits to apply. Anchors refer to the file as last read; all are checked before any file is written.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to edit (relative or absolute)."},
+                    "loc": {
+                        "description": "Where the content goes.",
+                        "anyOf": [
+                            {"type": "string", "enum": ["append", "prepend"]},
+                            {
+                                "type": "object",
+                                "properties": {"append": _ANCHOR},
+                                "required": ["append"],
+                                "additionalProperties": False,
+                            },
+                            {
+                                "type": "object",
+                                "properties": {"prepend": _ANCHOR},
+                                "required": ["prepend"],
+                                "additionalProperties": False,
+                            },
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "range": {
+                                        "type": "object",
+                                        "properties": {
+                                            "pos": {
+                                                **_ANCHOR,
+                                                "description": "First line replaced (inclusive).",
+                                            },
+                                            "end": {
+                                                **_ANCHOR,
+                                                "description": "Last line replaced (inclusive).",
+                                            },
+                                        },
+                                        "required": ["pos", "end"],
+                                        "additionalProperties": False,
+                                    }
+                                },
+                                "required": ["range"],
+                                "additionalProperties": False,
+                            },
+                        ],
+                    },
+                    "content": {
+                        "description": "New lines (array of strings preferred); null removes the range.",
+                        "anyOf": [
+                            {"type": "array", "items": {"type": "string"}},
+                            {"type": "string"},
+                            {"type": "null"},
+                        ],
+                    },
+                    "delete": {"type": "boolean", "description": "Delete the file."},
+                    "move": {"type": "string", "description": "Rename the file to this path."},
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["edits"],
+    "additionalProperties": False,
+}
+
+_DESCRIPTION = """Edit files by line anchors. `read` shows every line as `N#ID:text`; `N#ID` is that line's anchor.
+Each edit is {path, loc, content}:
+- loc {"range": {"pos": "N#ID", "end": "M#ID"}} replaces lines N..M (inclusive) with content; content null deletes them.
+- loc {"append": "N#ID"} / {"prepend": "N#ID"} inserts content after / before line N.
+- loc "append" / "prepend" inserts at the end / start of the file (creating a missing file).
+content is the literal new lines as an array of strings, with the file's indentation (real tabs where the file uses tabs).
+{path, delete: true} deletes a file; {path, move: "new/path"} renames it.
+Copy anchors exactly from the latest read of the file. If the file changed since, the edit is refused and the error shows current anchors.
+When content ends with a closing line (`}`, `)`, `]`), make sure `end` covers the original closing line, or it will be doubled.
+The result shows the changed lines with their new anchors; re-read other parts of a file before editing them again."""
+
+
+def create_hashline_edit_tool(cwd: Path) -> AgentTool:
+    """The ``edit`` tool (hashline mode) bound to the session cwd."""
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+    ) -> AgentToolResult:
+        edits = args.get("edits")
+        if not isinstance(edits, list) or not edits:
+            raise ToolError(
+                'edits must be a non-empty array of {path, loc, content}, e.g. [{"path": "a.py", "loc": "append", "content": ["x = 1"]}]'
+            )
+        return await asyncio.to_thread(_apply, cwd, edits)
+
+    return AgentTool(
+        name="edit",
+        label="Edit",
+        description=_DESCRIPTION,
+        parameters=_PARAMETERS,
+        execute=execute,
+        concurrency="exclusive",
+        abortable=False,
+    )
