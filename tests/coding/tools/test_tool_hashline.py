@@ -186,7 +186,7 @@ async def test_a_stale_anchor_is_refused_with_fresh_anchors_and_nothing_is_writt
 
 async def test_anchors_past_the_end_overlaps_and_no_op_edits_are_errors(a_ts: Path) -> None:
     cwd = a_ts.parent
-    with pytest.raises(ToolError, match="past the end of a.ts"):
+    with pytest.raises(ToolError, match=r"past the end of a\.ts"):
         await _run(cwd, "edit", {"edits": [{"path": "a.ts", "loc": {"append": "99#ZZ"}, "content": ["x"]}]})
     overlapping = [
         {"path": "a.ts", "loc": {"range": {"pos": _a(2), "end": _a(4)}}, "content": ["x"]},
@@ -195,7 +195,7 @@ async def test_anchors_past_the_end_overlaps_and_no_op_edits_are_errors(a_ts: Pa
     with pytest.raises(ToolError, match="overlap"):
         await _run(cwd, "edit", {"edits": overlapping})
     same = {"path": "a.ts", "loc": {"range": {"pos": _a(2), "end": _a(2)}}, "content": [A_TS[1]]}
-    with pytest.raises(ToolError, match="No changes made to a.ts"):
+    with pytest.raises(ToolError, match=r"No changes made to a\.ts"):
         await _run(cwd, "edit", {"edits": [same]})
     with pytest.raises(ToolError, match=r"edits\[0\]: loc must be"):
         await _run(cwd, "edit", {"edits": [{"path": "a.ts", "loc": {"after": _a(2)}, "content": ["x"]}]})
@@ -211,7 +211,7 @@ async def test_files_are_created_deleted_and_moved(tmp_path: Path) -> None:
     assert not (tmp_path / "new/b.py").exists() and (tmp_path / "c.py").read_text() == "x = 1\n"
     result = await _run(tmp_path, "edit", {"edits": [{"path": "c.py", "delete": True}]})
     assert not (tmp_path / "c.py").exists() and _text(result) == "Deleted c.py"
-    with pytest.raises(ToolError, match="File not found: d.py"):
+    with pytest.raises(ToolError, match=r"File not found: d\.py"):
         await _run(
             tmp_path, "edit", {"edits": [{"path": "d.py", "loc": {"append": "1#ZZ"}, "content": ["x"]}]}
         )
