@@ -14,6 +14,7 @@ from typing import Any
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import SessionContext, build_session_context, message_text
+from xcsh.coding.sessions.loading import NotASessionError
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore, sanitize_title
 
@@ -80,7 +81,7 @@ async def switch_session(session: AgentSession, session_path: str) -> dict[str, 
         if current is not None and Path(current) == path:
             session.store.close()
         store = SessionStore.open(path, cwd_for_new=session.cwd, blob_dir=_blob_dir(session))
-    except SessionLockedError as exc:
+    except (SessionLockedError, NotASessionError) as exc:
         raise CommandError(str(exc)) from exc
     except OSError as exc:
         raise ValueError(f"Could not open session {session_path}: {exc.strerror or exc}") from exc

@@ -1,18 +1,24 @@
 """Settings: built-in defaults, overlaid by user and project ``config.yml``, plus runtime overrides.
 
 Keys are dotted paths (``retry.baseDelayMs``). Files hold nested YAML mappings. Writes
-(``set``) go to the user file (``<agent dir>/config.yml``) and are atomic; runtime
-overrides (RPC mode's reset of workflow settings) are never persisted and win over files.
+(``set``) go to the user file (``<agent dir>/config.yml``): under an exclusive lock on
+``config.yml.lock`` the file is read again, only the keys being set are changed, and the
+result replaces the file atomically (mode ``0600``) — so processes sharing an agent dir
+never undo each other's changes. Runtime overrides (RPC mode's reset of workflow
+settings) are never persisted and win over files.
 """
 
 from __future__ import annotations
 
 import copy
+import fcntl
 import logging
 import os
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
 
 logger = logging.getLogger(__name__)
 
@@ -176,28 +182,50 @@ class Settings:
                 self._overrides[key] = copy.deepcopy(value)
 
     def set(self, key: str, value: Any) -> None:
-        """Set ``key`` in the user settings file (persisted atomically) and in memory."""
-        self._overrides.pop(key, None)
-        _assign(self._user, key, value)
+        """Set ``key`` in the user settings file (read-modify-write under its lock) and in memory."""
+        self.set_many({key: value})
+
+    def set_many(self, values: Mapping[str, Any]) -> None:
+        """Set several keys in one locked update of the user file; other keys on disk are kept.
+
+        The in-memory user layer becomes the file's new content (so changes other
+        processes made meanwhile are seen too). A file that cannot be read or written
+        is left alone and the failure logged; the values still apply in memory.
+        """
+        for key, value in values.items():
+            self._overrides.pop(key, None)
+            _assign(self._user, key, copy.deepcopy(value))
         if self.user_file is None:
             return
         try:
-            self._write_user()
-        except OSError:
-            logger.warning("could not persist setting %s to %s", key, self.user_file, exc_info=True)
+            self._user = update_settings_file(self.user_file, values)
+        except (OSError, SettingsError) as exc:
+            logger.warning("could not persist settings %s to %s: %s", ", ".join(values), self.user_file, exc)
 
-    def _write_user(self) -> None:
-        import yaml
 
-        assert self.user_file is not None
-        self.user_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.user_file.parent, prefix=".config.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                yaml.safe_dump(self._user, handle, sort_keys=False)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.user_file)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+def settings_lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def update_settings_file(path: Path, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Change only ``values`` in the YAML mapping at ``path``, under an exclusive ``flock``.
+
+    The lock file (``<path>.lock``, mode ``0600``) is kept; the settings file is
+    replaced atomically with mode ``0600``. Returns the new content. Raises
+    :class:`SettingsError` when the existing file is not a readable mapping (it is
+    then not touched) and ``OSError`` on I/O failures.
+    """
+    import yaml
+
+    make_private_dirs(path.parent)
+    fd = open_private(settings_lock_path(path), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        tree = _load_yaml(path)
+        for key, value in values.items():
+            _assign(tree, key, copy.deepcopy(value))
+        text = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True)
+        write_private_file(path, text.encode("utf-8"))
+        return tree
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

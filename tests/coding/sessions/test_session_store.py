@@ -10,7 +10,12 @@ from typing import Any
 import pytest
 
 from xcsh.coding.sessions.entries import SessionError
-from xcsh.coding.sessions.store import InvalidBranchEntryError, SessionStore, SessionWriteError
+from xcsh.coding.sessions.store import (
+    InvalidBranchEntryError,
+    NotASessionError,
+    SessionStore,
+    SessionWriteError,
+)
 
 
 def user(text: str, ts: int = 1) -> dict[str, Any]:
@@ -61,15 +66,85 @@ def fresh(tmp_path: Path) -> SessionStore:
     return store
 
 
-def test_nothing_is_written_before_the_first_assistant_message(tmp_path: Path) -> None:
+def test_nothing_is_written_before_the_first_message_and_the_first_message_writes_the_file(
+    tmp_path: Path,
+) -> None:
     store = fresh(tmp_path)
     store.set_title("Named")
-    store.append_message(user("hello?"))
     assert store.path is not None
-    assert not store.path.exists()
     assert not (tmp_path / "sessions").exists()
-    store.append_message(assistant("hi"))
-    assert store.path.exists()
+    store.append_message(user("hello?"))
+    lines = read_lines(store.path)
+    assert [e["type"] for e in lines] == ["session", "model_change", "thinking_level_change", "message"]
+    assert lines[0]["title"] == "Named" and lines[3]["message"]["role"] == "user"
+    store.close()
+
+
+def test_a_custom_message_alone_creates_the_file(tmp_path: Path) -> None:
+    store = fresh(tmp_path)
+    store.append_custom("state", {"x": 1})
+    assert store.path is not None and not store.path.exists()
+    store.append_custom_message("prelude", "hidden", False)
+    assert [e["type"] for e in read_lines(store.path)][-1] == "custom_message"
+    store.close()
+
+
+def test_session_files_blobs_and_locks_are_private_in_private_new_directories(tmp_path: Path) -> None:
+    store = SessionStore.create(
+        tmp_path / "a" / "sessions", tmp_path / "proj", blob_dir=tmp_path / "b" / "blobs"
+    )
+    store.append_message(
+        {
+            "role": "user",
+            "content": [{"type": "image", "data": "QUJD" * 400, "mimeType": "image/png"}],
+            "timestamp": 1,
+        }
+    )
+    assert store.path is not None
+    lock = store.path.with_name(store.path.name + ".lock")
+    blobs = list((tmp_path / "b" / "blobs").iterdir())
+    assert len(blobs) == 1
+    for file in (store.path, lock, blobs[0]):
+        assert file.stat().st_mode & 0o777 == 0o600, file
+    for directory in (tmp_path / "a", tmp_path / "a" / "sessions", tmp_path / "b", tmp_path / "b" / "blobs"):
+        assert directory.stat().st_mode & 0o777 == 0o700, directory
+    store.close()
+
+
+def test_an_existing_directory_keeps_its_mode(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    store = SessionStore.create(shared, tmp_path / "proj")
+    store.append_message(user("hi"))
+    assert shared.stat().st_mode & 0o777 == 0o755
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "content", [b"# my notes\nnot a session\n", b'{"type":"note"}\n', b"\xa5\x00binary", b"x"]
+)
+def test_opening_a_file_with_content_that_is_not_a_session_refuses_and_changes_nothing(
+    tmp_path: Path, content: bytes
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_bytes(content)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(NotASessionError, match="is not a session file"):
+        SessionStore.open(notes, cwd_for_new=tmp_path)
+    assert notes.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("content", [None, b"", b"\n  \n"])
+def test_a_missing_or_empty_file_becomes_a_new_session_at_that_path(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    path = tmp_path / "new.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    store = SessionStore.open(path, cwd_for_new=tmp_path)
+    assert read_lines(path)[0]["type"] == "session"
     store.close()
 
 
@@ -145,15 +220,6 @@ def test_opening_a_missing_path_creates_a_session_there_at_once(tmp_path: Path) 
     # appends go straight to the file: it already exists
     store.append_message(user("q?"))
     assert read_lines(target)[-1]["message"]["content"][0]["text"] == "q?"
-    store.close()
-
-
-def test_opening_a_file_without_header_replaces_it_with_a_new_session(tmp_path: Path) -> None:
-    target = tmp_path / "junk.jsonl"
-    target.write_text('{"hello":"world"}\n', encoding="utf-8")
-    store = SessionStore.open(target, cwd_for_new=tmp_path)
-    lines = read_lines(target)
-    assert len(lines) == 1 and lines[0]["type"] == "session" and lines[0]["id"] == store.session_id
     store.close()
 
 

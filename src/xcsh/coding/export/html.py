@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # types-Pygments is not a dev dependency
 
 from xcsh.coding.export.render import CLASS_PREFIX, esc, highlight_code, markdown, message_parts
+from xcsh.coding.private_fs import write_private_file
 from xcsh.coding.sessions.context import content_text, message_text, path_to, session_stats
 from xcsh.coding.sessions.entries import SessionEntry
 
@@ -402,6 +403,5 @@ def export_session_html(
         tools=tools,
     )
     output_path = Path(output_path)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    output_path.write_text(document, encoding="utf-8", errors="backslashreplace")
+    write_private_file(output_path, document.encode("utf-8", errors="backslashreplace"))
     return output_path

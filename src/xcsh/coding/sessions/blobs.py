@@ -18,6 +18,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from xcsh.coding.private_fs import make_private_dirs, open_private
+
 logger = logging.getLogger(__name__)
 
 BLOB_PREFIX = "blob:sha256:"
@@ -37,9 +39,9 @@ class BlobStore:
         target = self.directory / digest
         if target.exists():
             return digest
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.directory)
         tmp = self.directory / f".{digest}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
             view = memoryview(data)
             while view:

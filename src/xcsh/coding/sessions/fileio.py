@@ -8,6 +8,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from xcsh.coding.private_fs import open_private
 from xcsh.coding.sessions.blobs import BLOB_PREFIX
 from xcsh.coding.sessions.entries import parse_line
 
@@ -32,9 +33,9 @@ def fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a synced temp file and a rename, then sync the directory."""
+    """Replace ``path`` with ``data`` (mode ``0600``) via a synced temp file and a rename, then sync the directory."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         write_fully(fd, data)
         os.fsync(fd)

@@ -12,11 +12,53 @@ from pathlib import Path
 from typing import cast
 
 from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
-from xcsh.coding.sessions.entries import SessionEntry, SessionHeader, is_valid_header
+from xcsh.coding.sessions.entries import (
+    SessionEntry,
+    SessionError,
+    SessionHeader,
+    is_valid_header,
+    parse_line,
+)
 from xcsh.coding.sessions.fileio import ParsedFile
 from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata
 
 logger = logging.getLogger(__name__)
+
+_SNIFF_BYTES = 1 << 20
+
+
+class NotASessionError(SessionError):
+    """The file has content but is not a session file; it was left untouched."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is not a session file (it has content but no session header); "
+            "refusing to open it so that nothing in it is overwritten"
+        )
+        self.path = path
+
+
+def check_openable(path: Path) -> None:
+    """Raise :class:`NotASessionError` when ``path`` exists, has content and is not a session.
+
+    Missing and empty (or whitespace-only) files are openable: they become new sessions.
+    Reads only the first line when it is a session header (the usual case).
+    Raises ``OSError`` when the file exists but cannot be read.
+    """
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(_SNIFF_BYTES)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return
+    if is_valid_header(parse_line(first)):
+        return
+    data = path.read_bytes()
+    if data.strip() and not _has_header(ParsedFile(data)):
+        raise NotASessionError(path)
+
+
+def _has_header(parsed: ParsedFile) -> bool:
+    return bool(parsed.objects) and is_valid_header(parsed.objects[0])
 
 
 @dataclass(slots=True, kw_only=True)
@@ -36,7 +78,9 @@ class LoadedSession:
 
 
 def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | None:
-    """Read ``path``; None when it is missing, empty or has no valid header (warns if it had content).
+    """Read ``path``; None when it is missing or empty.
+
+    Raises :class:`NotASessionError` when it has content but no valid header.
 
     Unparseable lines, stray headers and id-less lines are skipped; blob references
     are resolved when ``blobs`` is given. Raises ``OSError`` when the file cannot be read.
@@ -46,9 +90,9 @@ def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | No
     except FileNotFoundError:
         data = b""
     parsed = ParsedFile(data)
-    if not parsed.objects or not is_valid_header(parsed.objects[0]):
+    if not _has_header(parsed):
         if data.strip():
-            logger.warning("%s is not a session file; starting a new session at that path", path)
+            raise NotASessionError(path)
         return None
 
     objects, migrated = migrate_to_current(parsed.objects)

@@ -12,6 +12,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from xcsh.coding.private_fs import open_private
 from xcsh.coding.sessions.entries import SessionError
 
 
@@ -53,7 +54,7 @@ class SessionFileLock:
         """Take the lock without waiting; raises :class:`SessionLockedError` when it is held."""
         lock_path = lock_path_for(session_path)
         while True:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = open_private(lock_path, os.O_RDWR | os.O_CREAT)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -3,7 +3,8 @@
 The store keeps the entries, their id index, the labels and the leaf in memory and
 hands every new entry to a :class:`~xcsh.coding.sessions.writer.SessionFileWriter`,
 so the persistence rules are the writer's (session-format §4 plus crash safety):
-nothing touches the disk until the first assistant message, every ``append_*`` call
+nothing touches the disk until the first message (any role; session-format §4's
+project decision), every ``append_*`` call
 returns only after its line is fsynced, rewrites are atomic, one writer per file,
 and the first write error is latched and raised again by every later write.
 Opening a file whose tail was torn by a crash truncates only the torn bytes.
@@ -24,6 +25,7 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
+from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions import branching
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.branching import InvalidBranchEntryError as InvalidBranchEntryError
@@ -48,7 +50,8 @@ from xcsh.coding.sessions.entries import (
     session_file_name,
 )
 from xcsh.coding.sessions.fileio import repair_tail
-from xcsh.coding.sessions.loading import read_session_file
+from xcsh.coding.sessions.loading import NotASessionError as NotASessionError
+from xcsh.coding.sessions.loading import check_openable, read_session_file
 from xcsh.coding.sessions.lock import SessionFileLock
 from xcsh.coding.sessions.writer import SessionFileWriter
 from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
@@ -92,7 +95,7 @@ class SessionStore:
         self._by_id: dict[str, SessionEntry] = {}
         self._labels: dict[str, str] = {}
         self._leaf_id: str | None = None
-        self._has_assistant = False
+        self._has_message = False
         for entry in entries:
             self._index(entry)
         self._session_dir = session_dir
@@ -168,14 +171,17 @@ class SessionStore:
     ) -> SessionStore:
         """Open (and lock) the session file at ``path``.
 
-        A missing, empty or header-less file becomes a new session written at that
-        exact path at once. Older versions are migrated and rewritten atomically; a
+        A missing or empty file becomes a new session written at that exact path at
+        once; a file with content that is not a session raises
+        :class:`NotASessionError` before anything is created or locked, and is never
+        written. Older versions are migrated and rewritten atomically; a
         torn last line is truncated; unparseable lines elsewhere are skipped. Raises
         :class:`~xcsh.coding.sessions.lock.SessionLockedError` when another store holds
         the file, ``OSError`` when it cannot be read or written.
         """
         path = Path(os.path.abspath(os.path.expanduser(path)))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        check_openable(path)
+        make_private_dirs(path.parent)
         lock = SessionFileLock.acquire(path)
         try:
             store = cls._load(path, lock, cwd_for_new, blob_dir, session_dir or path.parent)
@@ -200,7 +206,7 @@ class SessionStore:
             lock=lock,
         )
         if loaded is None:
-            store._write_all()  # not a session file: a new session at that exact path, written at once
+            store._write_all()  # missing or empty: a new session at that exact path, written at once
         elif loaded.migrated:
             logger.info("migrating session file %s to version %d", path, loaded.header.get("version"))
             store._write_all()
@@ -415,8 +421,8 @@ class SessionStore:
                 self._labels[entry.get("targetId", "")] = label
             else:
                 self._labels.pop(entry.get("targetId", ""), None)
-        elif kind == "message" and isinstance(entry.get("message"), dict):
-            self._has_assistant = self._has_assistant or entry["message"].get("role") == "assistant"
+        elif kind in ("message", "custom_message"):
+            self._has_message = True
 
     def _append(self, entry: SessionEntry) -> SessionEntry:
         if self._closed:
@@ -429,7 +435,7 @@ class SessionStore:
 
     def _persist(self, entry: SessionEntry) -> None:
         if self._file is not None:
-            self._file.append(entry, self._header, self._entries, create=self._has_assistant)
+            self._file.append(entry, self._header, self._entries, create=self._has_message)
 
     def _write_all(self) -> None:
         """Write header and every entry atomically (taking the file lock first if needed)."""

@@ -1,8 +1,9 @@
 """Durable writes of one session file (session-format §4, plus crash safety beyond the reference).
 
 * lazy creation: nothing touches the disk until the store asks for the file to be
-  created (its first assistant message); then header and entries are written
-  atomically (temp file, fsync, rename, directory fsync);
+  created (its first message of any role); then header and entries are written
+  atomically (temp file, fsync, rename, directory fsync), mode ``0600`` in
+  directories created ``0700``;
 * afterwards every entry is one ``os.write`` of a whole line on an ``O_APPEND``
   descriptor, fsynced before :meth:`SessionFileWriter.append` returns;
 * one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
@@ -17,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.entries import SessionEntry, SessionError, SessionHeader, serialize_entry
 from xcsh.coding.sessions.fileio import atomic_write, write_fully
@@ -117,7 +119,7 @@ class SessionFileWriter:
             self.raise_latched()
             try:
                 if self._lock is None:
-                    self._path.parent.mkdir(parents=True, exist_ok=True)
+                    make_private_dirs(self._path.parent)
                     self._lock = SessionFileLock.acquire(self._path)
                 lines = [serialize_entry(header, self._blobs)]
                 lines.extend(serialize_entry(e, self._blobs) for e in entries)

@@ -1,0 +1,73 @@
+"""Files and directories only the user can read: ``0600`` files, ``0700`` directories.
+
+Session files, blobs, lock files, exports, the trust store and settings may hold
+conversation text, tool output and paths; on a shared machine nobody else should read
+them. Directories are made private only when we create them: an existing directory
+(``--session-dir /shared/x``, a project directory) keeps the mode its owner chose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
+
+
+def make_private_dirs(path: Path) -> None:
+    """Create ``path`` and any missing parents, each new one with mode ``0700``.
+
+    Existing directories are left as they are. Raises ``OSError`` like ``mkdir``.
+    """
+    path = Path(path)
+    missing: list[Path] = []
+    current = path
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIR_MODE)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+            continue
+        # mkdir's mode is filtered by the umask; a permissive umask must not widen it
+        with contextlib.suppress(OSError):
+            os.chmod(directory, PRIVATE_DIR_MODE)
+
+
+def open_private(path: Path, flags: int) -> int:
+    """``os.open`` with ``O_CLOEXEC`` that creates the file with mode ``0600``."""
+    return os.open(path, flags | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+
+
+def write_private_file(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (temp file + rename), the result mode ``0600``.
+
+    Missing parent directories are created private. Raises ``OSError``.
+    """
+    path = Path(path)
+    make_private_dirs(path.parent)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

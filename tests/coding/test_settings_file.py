@@ -1,0 +1,64 @@
+"""Settings writes are read-modify-write under a file lock: only the keys set change."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from pathlib import Path
+
+import yaml
+
+from xcsh.coding.settings import Settings, settings_lock_path, update_settings_file
+
+
+def test_two_settings_objects_loaded_before_either_write_keep_both_changes(tmp_path: Path) -> None:
+    (tmp_path / "config.yml").write_text("retry:\n  baseDelayMs: 10\ncustom: kept\n")
+    first = Settings.load(tmp_path)
+    second = Settings.load(tmp_path)
+    first.set("steeringMode", "all")
+    second.set("retry.enabled", False)
+    on_disk = yaml.safe_load((tmp_path / "config.yml").read_text())
+    assert on_disk == {
+        "retry": {"baseDelayMs": 10, "enabled": False},
+        "custom": "kept",
+        "steeringMode": "all",
+    }
+    assert second.get("steeringMode") == "all"  # the writer sees the file as it now is
+    assert first.get("retry.enabled") is True  # the other object has not re-read yet
+
+
+def test_the_settings_file_and_its_lock_are_private(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    Settings.load(agent).set("followUpMode", "all")
+    assert (agent / "config.yml").stat().st_mode & 0o777 == 0o600
+    assert settings_lock_path(agent / "config.yml").stat().st_mode & 0o777 == 0o600
+    assert agent.stat().st_mode & 0o777 == 0o700
+
+
+def test_an_unreadable_settings_file_is_not_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text("retry: [unclosed\n")
+    settings = Settings(user_file=None)
+    settings.user_file = path
+    settings.set("steeringMode", "all")
+    assert path.read_text() == "retry: [unclosed\n"
+    assert settings.get("steeringMode") == "all"
+
+
+def test_an_update_waits_for_the_lock_held_by_another_writer(tmp_path: Path) -> None:
+    path = tmp_path / "config.yml"
+    update_settings_file(path, {"a": 1})
+    fd = os.open(settings_lock_path(path), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (update_settings_file(path, {"b": 2}), done.set()))
+    worker.start()
+    try:
+        assert not done.wait(0.2)  # blocked behind our lock (a bounded negative check)
+        path.write_text("a: 1\nc: 3\n")  # a change made while holding the lock survives
+    finally:
+        os.close(fd)
+    worker.join(timeout=10)
+    assert done.is_set()
+    assert yaml.safe_load(path.read_text()) == {"a": 1, "c": 3, "b": 2}
