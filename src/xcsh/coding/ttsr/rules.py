@@ -1,10 +1,9 @@
-"""Rule files: discovery, YAML front matter and the ``Rule`` shape ``ttsr_triggered`` carries.
+"""Rule files: the ``Rule`` shape ``ttsr_triggered`` carries, built from a rule file's text.
 
 A rule is a ``*.md``/``*.mdc`` file; its name is the file name without extension and
-the first definition of a name wins. Looked up, in this order: ``<project>/.xcsh/rules``,
-``<agent dir>/rules``, then the project's ``.agent/rules``, ``.agents/rules``,
-``.cursor/rules`` and ``.windsurf/rules``. A rule with a valid ``condition`` (legacy
-``ttsr_trigger``/``ttsrTrigger``) is a TTSR rule (agent-behaviour §12.1).
+the first definition of a name wins. Where rules are looked up is the discovery's
+business (:mod:`xcsh.coding.discovery`, docs/context.md). A rule with a valid
+``condition`` (legacy ``ttsr_trigger``/``ttsrTrigger``) is a TTSR rule (agent-behaviour §12.1).
 """
 
 from __future__ import annotations
@@ -12,9 +11,11 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
-import yaml
+from xcsh.coding.discovery.frontmatter import parse_front_matter
+
+__all__ = ["Rule", "RuleSource", "build_rule", "discover_rules", "parse_front_matter"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,49 +44,6 @@ class Rule(TypedDict):
     scope: NotRequired[list[str]]
     interruptMode: NotRequired[str]
     _source: RuleSource
-
-
-# (provider id, display name, directory relative to its root, level); roots: "project" = cwd,
-# "agent" = the agent dir
-_LOCATIONS: tuple[tuple[str, str, str, Path, Literal["user", "project"]], ...] = (
-    ("native", "xcsh", "project", Path(".xcsh") / "rules", "project"),
-    ("native", "xcsh", "agent", Path("rules"), "user"),
-    ("agents", "Agents (standard)", "project", Path(".agent") / "rules", "project"),
-    ("agents", "Agents (standard)", "project", Path(".agents") / "rules", "project"),
-    ("cursor", "Cursor", "project", Path(".cursor") / "rules", "project"),
-    ("windsurf", "Windsurf", "project", Path(".windsurf") / "rules", "project"),
-)
-
-
-def _camel(key: str) -> str:
-    return re.sub(r"-([a-z])", lambda m: m.group(1).upper(), key)
-
-
-def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """Split ``---``-delimited YAML front matter from the body (body trimmed, keys camel-cased).
-
-    Invalid YAML falls back to plain ``key: value`` lines.
-    """
-    normalized = re.sub(r"<!--.*?-->", "", text.replace("\r\n", "\n").replace("\r", "\n"), flags=re.S)
-    if not normalized.startswith("---"):
-        return {}, normalized
-    end = normalized.find("\n---", 3)
-    if end == -1:
-        return {}, normalized
-    metadata = normalized[4:end] if normalized[3:4] == "\n" else normalized[3:end]
-    body = normalized[end + 4 :].strip()
-    try:
-        loaded = yaml.safe_load(metadata.replace("\t", "  "))
-    except yaml.YAMLError:
-        logger.warning("invalid YAML front matter; reading plain key: value lines")
-        loaded = {}
-        for line in metadata.split("\n"):
-            match = re.match(r"^([\w-]+):\s*(.*)$", line)
-            if match:
-                loaded[match.group(1)] = match.group(2).strip()
-    if not isinstance(loaded, dict):
-        loaded = {}
-    return {_camel(str(k)): v for k, v in loaded.items()}, body
 
 
 def _tokens(value: Any) -> list[str] | None:
@@ -183,31 +141,10 @@ def build_rule(name: str, text: str, path: Path, source: RuleSource) -> Rule:
     return rule  # type: ignore[return-value]  # built key by key in the wire order
 
 
-def discover_rules(cwd: Path, agent_dir: Path) -> list[Rule]:
-    """Every rule file in the known locations, first definition of a name winning."""
-    rules: list[Rule] = []
-    seen: set[str] = set()
-    for provider, display, root, relative, level in _LOCATIONS:
-        directory = (cwd if root == "project" else agent_dir) / relative
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.iterdir(), key=lambda p: p.name):
-            if not path.is_file() or path.suffix not in (".md", ".mdc"):
-                continue
-            name = path.stem
-            if name in seen:
-                continue
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                logger.warning("cannot read rule file %s", path)
-                continue
-            seen.add(name)
-            source: RuleSource = {
-                "provider": provider,
-                "providerName": display,
-                "path": str(path.resolve()),
-                "level": level,
-            }
-            rules.append(build_rule(name, text, path.resolve(), source))
-    return rules
+def discover_rules(cwd: Path, agent_dir: Path, home: Path | None = None) -> list[Rule]:
+    """Every rule the discovery finds for ``cwd`` (docs/context.md), first definition of a name winning."""
+    from xcsh.coding.discovery import LoadContext, discover
+    from xcsh.coding.paths import home_dir
+
+    found = discover(LoadContext.create(cwd, home if home is not None else home_dir(), agent_dir))
+    return cast(list[Rule], found.rules)

@@ -1,0 +1,305 @@
+"""What discovery finds and the small file-system helpers every provider shares.
+
+A *provider* is one source of configuration (xcsh's own directories, Claude's,
+Codex's…). Each provider answers for the *capabilities* it knows (context files,
+system prompts, skills, prompt templates, slash commands, rules, subagent folders);
+:mod:`xcsh.coding.discovery.registry` merges their answers by priority.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from xcsh.coding.discovery.frontmatter import parse_front_matter
+
+logger = logging.getLogger(__name__)
+
+Level = Literal["user", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadContext:
+    """Where to look: the project's cwd, the user's home, xcsh's agent dir and the repo root."""
+
+    cwd: Path
+    home: Path
+    agent_dir: Path
+    repo_root: Path | None
+
+    @classmethod
+    def create(cls, cwd: Path, home: Path, agent_dir: Path) -> LoadContext:
+        cwd = Path(os.path.abspath(cwd))
+        return cls(
+            cwd=cwd, home=Path(os.path.abspath(home)), agent_dir=agent_dir, repo_root=find_repo_root(cwd)
+        )
+
+    @property
+    def walk_stop(self) -> Path:
+        """Where project walk-ups stop: the repository root, else the home directory."""
+        return self.repo_root if self.repo_root is not None else self.home
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Which provider found an item, in which file, at which level."""
+
+    provider: str
+    provider_name: str
+    path: str
+    level: Level
+
+    def wire(self) -> dict[str, str]:
+        """The ``_source`` shape of the reference's wire items."""
+        return {
+            "provider": self.provider,
+            "providerName": self.provider_name,
+            "path": self.path,
+            "level": self.level,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFile:
+    """An instructions file for every task (XCSH.md, AGENTS.md, CLAUDE.md, GEMINI.md…)."""
+
+    path: str
+    content: str
+    level: Level
+    source: Source
+    depth: int | None = None
+    """Directory levels between cwd and the file's project directory (0 = cwd); None for user files."""
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPromptFile:
+    """A SYSTEM.md that customises the system prompt."""
+
+    path: str
+    content: str
+    level: Level
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFile:
+    """A ``<name>/SKILL.md``; ``body`` is the text after the front matter."""
+
+    name: str
+    path: str
+    body: str
+    front: dict[str, Any]
+    level: Level
+    source: Source
+
+    @property
+    def description(self) -> str:
+        value = self.front.get("description")
+        return value.strip() if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFile:
+    """A markdown prompt template or slash command; ``content`` is the whole file."""
+
+    name: str
+    path: str
+    content: str
+    level: Level
+    source: Source
+    group: str = ""
+    """Sub-directory of a nested prompt template (``frontend:forms``), empty otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDir:
+    """A folder of subagent definitions (``*.md``), highest precedence first in listings."""
+
+    path: str
+    level: Level
+    source: Source
+
+
+@dataclass(slots=True)
+class Found:
+    """Everything one provider found (lists in the provider's own order)."""
+
+    context_files: list[ContextFile] = field(default_factory=list)
+    system_prompts: list[SystemPromptFile] = field(default_factory=list)
+    skills: list[SkillFile] = field(default_factory=list)
+    prompts: list[CommandFile] = field(default_factory=list)
+    commands: list[CommandFile] = field(default_factory=list)
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    agent_dirs: list[AgentDir] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------- file system
+
+
+def find_repo_root(cwd: Path) -> Path | None:
+    """The nearest ancestor of ``cwd`` (itself included) holding ``.git``, or None."""
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def ancestors(start: Path, stop: Path | None) -> Iterator[tuple[Path, int]]:
+    """``(directory, depth)`` from ``start`` (depth 0) upwards, ending at ``stop`` or the root."""
+    current = start
+    depth = 0
+    while True:
+        yield current, depth
+        if stop is not None and current == stop:
+            return
+        if current.parent == current:
+            return
+        current = current.parent
+        depth += 1
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text, or None when it is missing, not a file or unreadable (logged)."""
+    try:
+        if not path.is_file():
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        logger.warning("cannot read %s: %s", path, exc)
+        return None
+
+
+def non_empty_dir(path: Path) -> bool:
+    try:
+        return path.is_dir() and any(path.iterdir())
+    except OSError:
+        return False
+
+
+def files_in(directory: Path, suffixes: tuple[str, ...]) -> list[Path]:
+    """Visible files of ``directory`` (not recursive) ending in one of ``suffixes``, sorted by name."""
+    try:
+        entries = sorted(directory.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return []
+    return [p for p in entries if not p.name.startswith(".") and p.name.endswith(suffixes) and p.is_file()]
+
+
+def files_below(directory: Path, suffix: str) -> list[tuple[Path, str]]:
+    """Visible files ending in ``suffix`` below ``directory``, shallow ones first, with their
+    sub-directory as a ``a:b`` group name ("" at the top)."""
+    found: list[tuple[Path, str]] = []
+    for root, dirs, names in os.walk(directory, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        relative = Path(root).relative_to(directory)
+        group = ":".join(relative.parts)
+        found += [
+            (Path(root) / n, group) for n in sorted(names) if n.endswith(suffix) and not n.startswith(".")
+        ]
+    return sorted(found, key=lambda item: len(item[0].relative_to(directory).parts))
+
+
+def source(provider: str, name: str, path: Path, level: Level) -> Source:
+    return Source(provider=provider, provider_name=name, path=str(Path(os.path.abspath(path))), level=level)
+
+
+def depth_of(ctx: LoadContext, project_dir: Path) -> int:
+    """Directory levels from ``project_dir`` down to cwd (negative when below cwd)."""
+    return len(ctx.cwd.parts) - len(Path(os.path.abspath(project_dir)).parts)
+
+
+# ---------------------------------------------------------------------------- item builders
+
+
+def context_file(provider: str, name: str, path: Path, level: Level, depth: int | None) -> ContextFile | None:
+    text = read_text(path)
+    if not text:
+        return None
+    where = source(provider, name, path, level)
+    return ContextFile(path=where.path, content=text, level=level, source=where, depth=depth)
+
+
+def system_prompt_file(provider: str, name: str, path: Path, level: Level) -> SystemPromptFile | None:
+    text = read_text(path)
+    if not text:
+        return None
+    where = source(provider, name, path, level)
+    return SystemPromptFile(path=where.path, content=text, level=level, source=where)
+
+
+def scan_skills(
+    provider: str, name: str, directory: Path, level: Level, *, require_description: bool = False
+) -> list[SkillFile]:
+    """Skills in ``directory``: every visible ``<folder>/SKILL.md``; the name is the front
+    matter's ``name`` or the folder's. ``enabled: false`` skips a skill."""
+    try:
+        folders = [p for p in directory.iterdir() if not p.name.startswith(".") and p.is_dir()]
+    except OSError:
+        return []
+    skills: list[SkillFile] = []
+    for folder in folders:
+        path = folder / "SKILL.md"
+        text = read_text(path)
+        if text is None:
+            continue
+        front, body = parse_front_matter(text)
+        if front.get("enabled") is False:
+            continue
+        if require_description and not front.get("description"):
+            continue
+        raw_name = front.get("name")
+        skill_name = raw_name.strip() if isinstance(raw_name, str) and raw_name.strip() else folder.name
+        where = source(provider, name, path, level)
+        skills.append(
+            SkillFile(name=skill_name, path=where.path, body=body, front=front, level=level, source=where)
+        )
+    skills.sort(key=lambda s: (s.name.lower(), s.name, s.path))
+    return skills
+
+
+def command_files(
+    provider: str, name: str, directory: Path, level: Level, *, name_from_front: bool = False
+) -> list[CommandFile]:
+    """``*.md`` files of ``directory`` as commands named after the file (or the front matter's
+    ``name`` when ``name_from_front``)."""
+    found: list[CommandFile] = []
+    for path in files_in(directory, (".md",)):
+        text = read_text(path)
+        if text is None:
+            continue
+        command = path.name.removesuffix(".md")
+        if name_from_front:
+            front, _ = parse_front_matter(text)
+            if isinstance(front.get("name"), str) and front["name"].strip():
+                command = front["name"].strip()
+        where = source(provider, name, path, level)
+        found.append(CommandFile(name=command, path=where.path, content=text, level=level, source=where))
+    return found
+
+
+def rule_files(
+    provider: str, name: str, directory: Path, level: Level, suffixes: tuple[str, ...] = (".md", ".mdc")
+) -> list[dict[str, Any]]:
+    """Rule files of ``directory`` as wire ``Rule`` shapes (name = file name without extension)."""
+    rules: list[dict[str, Any]] = []
+    for path in files_in(directory, suffixes):
+        rule = rule_file(provider, name, path, level, path.name.rsplit(".", 1)[0])
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def rule_file(provider: str, name: str, path: Path, level: Level, rule_name: str) -> dict[str, Any] | None:
+    """One rule file as a wire ``Rule``, or None when unreadable."""
+    from xcsh.coding.ttsr.rules import build_rule
+
+    text = read_text(path)
+    if text is None:
+        return None
+    where = source(provider, name, path, level)
+    built = build_rule(rule_name, text, Path(where.path), where.wire())  # type: ignore[arg-type]
+    return dict(built)

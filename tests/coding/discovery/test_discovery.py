@@ -1,0 +1,181 @@
+"""Discovery: each provider on a tree of real files, at project and user level, and the merge rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from xcsh.coding.discovery import LoadContext, discover
+
+
+@dataclass
+class Tree:
+    home: Path
+    agent: Path
+    repo: Path
+    cwd: Path
+
+    def write(self, path: Path, text: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def found(self, disabled: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+        return discover(LoadContext.create(self.cwd, self.home, self.agent), disabled=disabled)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Tree:
+    home = tmp_path / "home"
+    repo = home / "src" / "repo"
+    cwd = repo / "pkg" / "sub"
+    cwd.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    return Tree(home=home, agent=agent, repo=repo, cwd=cwd)
+
+
+SKILL = "---\nname: {name}\ndescription: {desc}\n---\nSteps for {name}.\n"
+
+
+def paths(items: list) -> list[str]:  # type: ignore[type-arg]
+    return [item.path for item in items]
+
+
+def test_xcsh_md_is_read_walking_up_to_the_repository_root(tree: Tree) -> None:
+    top = tree.write(tree.repo / "XCSH.md", "repo rules")
+    mid = tree.write(tree.repo / "pkg" / "AGENTS.md", "package rules")
+    tree.write(tree.home / "src" / "XCSH.md", "above the repo: not read")
+    here = tree.write(tree.cwd / "CLAUDE.md", "leaf rules")
+    files = tree.found().context_files
+    assert paths(files) == [str(top), str(mid), str(here)]  # farthest first, cwd last
+    assert [f.depth for f in files] == [2, 1, 0]
+
+
+def test_native_files_come_from_the_agent_dir_and_the_nearest_dot_xcsh(tree: Tree) -> None:
+    user = tree.write(tree.agent / "XCSH.md", "user wide")
+    project = tree.write(tree.repo / ".xcsh" / "XCSH.md", "project wide")
+    tree.write(tree.repo / "XCSH.md", "shadowed: same directory level as .xcsh/XCSH.md")
+    files = tree.found().context_files
+    assert paths(files) == [str(project), str(user)]
+    assert files[0].source.provider == "native" and files[1].level == "user"
+
+
+def test_only_one_user_context_file_is_kept_the_highest_priority_one(tree: Tree) -> None:
+    tree.write(tree.home / ".claude" / "CLAUDE.md", "claude user")
+    tree.write(tree.home / ".codex" / "AGENTS.md", "codex user")
+    tree.write(tree.home / ".gemini" / "GEMINI.md", "gemini user")
+    (files,) = [tree.found().context_files]
+    assert [f.content for f in files] == ["claude user"]
+    assert [f.content for f in tree.found(disabled=("claude",)).context_files] == ["codex user"]
+
+
+def test_other_agents_project_context_files_are_read(tree: Tree) -> None:
+    tree.cwd = tree.repo
+    claude = tree.write(tree.repo / ".claude" / "CLAUDE.md", "claude project")
+    assert paths(tree.found().context_files) == [str(claude)]
+    claude.unlink()
+    gemini = tree.write(tree.repo / ".gemini" / "GEMINI.md", "gemini project")
+    assert paths(tree.found().context_files) == [str(gemini)]
+    gemini.unlink()
+    agents = tree.write(tree.repo / ".agents" / "AGENTS.md", "agents project")
+    assert paths(tree.found().context_files) == [str(agents)]
+    agents.unlink()
+    copilot = tree.write(tree.repo / ".github" / "copilot-instructions.md", "copilot")
+    assert paths(tree.found().context_files) == [str(copilot)]
+
+
+def test_identical_context_files_are_kept_once_the_closest_one(tree: Tree) -> None:
+    tree.write(tree.repo / "AGENTS.md", "same words")
+    closest = tree.write(tree.cwd / "AGENTS.md", "same words")
+    assert paths(tree.found().context_files) == [str(closest)]
+
+
+def test_system_md_customisation_prefers_the_project(tree: Tree) -> None:
+    tree.write(tree.agent / "SYSTEM.md", "user system")
+    assert tree.found().system_prompt_customization.content == "user system"  # type: ignore[union-attr]
+    tree.write(tree.repo / ".xcsh" / "SYSTEM.md", "project system")
+    assert tree.found().system_prompt_customization.content == "project system"  # type: ignore[union-attr]
+    tree.write(tree.home / ".gemini" / "system.md", "gemini user system")
+    assert tree.found().system_prompts[0].source.provider == "native"
+
+
+def test_system_md_and_append_system_md_files_replace_the_flags(tree: Tree) -> None:
+    tree.cwd = tree.repo
+    assert tree.found().config_file("SYSTEM.md") is None
+    user = tree.write(tree.home / ".codex" / "SYSTEM.md", "codex")
+    assert tree.found().config_file("SYSTEM.md") == user
+    agent = tree.write(tree.agent / "SYSTEM.md", "agent")
+    assert tree.found().config_file("SYSTEM.md") == agent
+    project = tree.write(tree.repo / ".xcsh" / "APPEND_SYSTEM.md", "more")
+    assert tree.found().config_file("APPEND_SYSTEM.md") == project
+
+
+def test_skills_from_every_source_first_name_wins_native_ones_need_a_description(tree: Tree) -> None:
+    tree.write(
+        tree.repo / ".xcsh" / "skills" / "deploy" / "SKILL.md", SKILL.format(name="deploy", desc="ship")
+    )
+    tree.write(tree.agent / "skills" / "deploy" / "SKILL.md", SKILL.format(name="deploy", desc="user copy"))
+    tree.write(tree.agent / "skills" / "bare" / "SKILL.md", "no front matter")
+    tree.write(tree.home / ".claude" / "skills" / "review" / "SKILL.md", "Review code.")
+    tree.write(tree.home / ".agents" / "skills" / "lint" / "SKILL.md", SKILL.format(name="lint", desc="lint"))
+    tree.write(tree.home / ".codex" / "skills" / "x" / "SKILL.md", "---\nname: codexy\nenabled: false\n---\n")
+    tree.write(tree.home / ".config" / "opencode" / "skills" / "oc" / "SKILL.md", "OpenCode skill")
+    skills = {s.name: s for s in tree.found().skills}
+    assert sorted(skills) == ["deploy", "lint", "oc", "review"]
+    assert skills["deploy"].description == "ship" and skills["deploy"].level == "project"
+    assert skills["deploy"].body == "Steps for deploy."
+    assert skills["review"].source.provider == "claude"
+
+
+def test_commands_and_prompt_templates_are_found_with_their_sources(tree: Tree) -> None:
+    tree.cwd = tree.repo
+    tree.write(tree.repo / ".xcsh" / "commands" / "fix.md", "Fix $1")
+    tree.write(tree.agent / "commands" / "fix.md", "user fix")
+    tree.write(tree.home / ".claude" / "commands" / "review.md", "Review $ARGUMENTS")
+    tree.write(tree.home / ".codex" / "prompts" / "p.md", "---\nname: renamed\n---\nbody")
+    tree.write(tree.agent / "prompts" / "team" / "standup.md", "Standup notes")
+    tree.write(tree.repo / ".opencode" / "commands" / "oc.md", "oc")
+    found = tree.found()
+    commands = {c.name: c for c in found.commands}
+    assert sorted(commands) == ["fix", "oc", "review"]
+    assert commands["fix"].level == "project" and commands["review"].source.provider == "claude"
+    prompts = {p.name: p for p in found.prompts}
+    assert sorted(prompts) == ["renamed", "standup"]
+    assert prompts["standup"].group == "team"
+
+
+def test_rules_from_every_source_first_name_wins(tree: Tree) -> None:
+    tree.cwd = tree.repo
+    tree.write(tree.repo / ".xcsh" / "rules" / "style.md", "---\ndescription: d\n---\nproject style")
+    tree.write(tree.agent / "rules" / "style.md", "user style")
+    tree.write(tree.repo / ".cursor" / "rules" / "ts.mdc", "---\nglobs: ['*.ts']\n---\nts")
+    tree.write(tree.home / ".cursor" / "rules" / "user-cursor.mdc", "u")
+    tree.write(tree.repo / ".windsurf" / "rules" / "wind.md", "w")
+    tree.write(tree.home / ".codeium" / "windsurf" / "memories" / "global_rules.md", "g")
+    tree.write(tree.home / "src" / ".clinerules", "cline")
+    rules = {r["name"]: r for r in tree.found().rules}
+    assert sorted(rules) == ["clinerules", "global_rules", "style", "ts", "user-cursor", "wind"]
+    assert rules["style"]["content"] == "project style" and rules["style"]["description"] == "d"
+    assert rules["ts"]["globs"] == ["*.ts"] and rules["ts"]["_source"]["provider"] == "cursor"
+
+
+def test_agent_definition_folders_are_listed_project_first(tree: Tree) -> None:
+    project = tree.repo / ".xcsh" / "agents"
+    project.mkdir(parents=True)
+    (tree.agent / "agents").mkdir()
+    (tree.home / ".codex" / "agents").mkdir(parents=True)
+    dirs = tree.found().agent_dirs
+    assert [(d.path, d.level) for d in dirs] == [
+        (str(project), "project"),
+        (str(tree.agent / "agents"), "user"),
+        (str(tree.home / ".codex" / "agents"), "user"),
+    ]
+
+
+def test_a_disabled_provider_is_not_read(tree: Tree) -> None:
+    tree.write(tree.cwd / "AGENTS.md", "x")
+    assert tree.found(disabled=("agents-md",)).context_files == []
