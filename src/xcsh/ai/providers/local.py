@@ -1,6 +1,6 @@
 """The keyless ``local`` provider: the embedded model served by xllamacpp on loopback.
 
-On the first request it prepares the weights (joined once into the agent dir), starts the
+On the first request it prepares the weights (joined once into the user cache dir), starts the
 runtime and then speaks to it like any OpenAI-compatible server, with tools via
 schema-constrained output. Nothing happens at import or start-up.
 """
