@@ -1,0 +1,6 @@
+import math
+
+
+def circle_area(radius):
+    """Area of a circle."""
+    return math.pi * radius * radius

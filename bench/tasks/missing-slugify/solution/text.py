@@ -1,0 +1,7 @@
+def shout(text):
+    """The text in upper case with an exclamation mark."""
+    return text.upper() + "!"
+
+
+def slugify(text):
+    return "-".join(text.lower().split())

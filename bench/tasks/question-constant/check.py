@@ -1,0 +1,10 @@
+"""Check: the agent's final answer (file given by XCSH_BENCH_ANSWER) mentions limits.py and 25."""
+
+import os
+import pathlib
+import re
+import sys
+
+answer = pathlib.Path(os.environ["XCSH_BENCH_ANSWER"]).read_text(encoding="utf-8")
+missing = [p for p in ["limits\\.py", "\\b25\\b"] if not re.search(p, answer, re.IGNORECASE)]
+sys.exit(0 if not missing else f"answer lacks {missing}: {answer!r}")

@@ -1,0 +1,4 @@
+"""Request limits."""
+
+MAX_UPLOAD_MB = 25
+MAX_FILES = 10

@@ -1,0 +1,3 @@
+from helpres import greeting
+
+print(greeting("world"))

@@ -1,0 +1,3 @@
+from helpers import greeting
+
+print(greeting("world"))
