@@ -31,6 +31,17 @@ class ToolCallSpec:
     id: str
     name: str
     arguments: str  # raw JSON text, streamed in fragments
+    fragment_size: int = 0  # characters per streamed fragment; 0: two halves
+
+    def fragments(self) -> list[str]:
+        """The argument text as streamed: two halves, or pieces of ``fragment_size``."""
+        raw = self.arguments
+        if self.fragment_size > 0:
+            return [raw[i : i + self.fragment_size] for i in range(0, len(raw), self.fragment_size)]
+        if len(raw) < 2:
+            return [raw] if raw else []
+        half = len(raw) // 2
+        return [raw[:half], raw[half:]]
 
 
 @dataclass(slots=True, kw_only=True)

@@ -25,14 +25,6 @@ _ERROR_TYPES = {
 }
 
 
-def _fragments(raw: str) -> list[str]:
-    """Split argument JSON into at least two pieces (when it has two characters)."""
-    if len(raw) < 2:
-        return [raw] if raw else []
-    half = len(raw) // 2
-    return [raw[:half], raw[half:]]
-
-
 def _usage(step: Reply, output_tokens: int) -> dict[str, int]:
     return {
         "input_tokens": max(0, step.prompt_tokens - step.cached_tokens - step.cache_write_tokens),
@@ -99,7 +91,7 @@ def render(step: Reply, request: dict[str, Any]) -> tuple[list[bytes], list[byte
         stop()
     for call in step.tool_calls:
         start({"type": "tool_use", "id": call.id, "name": call.name, "input": {}})
-        for fragment in _fragments(call.arguments):
+        for fragment in call.fragments():
             delta({"type": "input_json_delta", "partial_json": fragment})
         stop()
     frames.append(

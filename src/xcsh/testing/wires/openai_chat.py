@@ -41,9 +41,7 @@ def render(step: Reply, request: dict[str, Any]) -> tuple[list[bytes], list[byte
             )
         )
         first_content = first_content if first_content >= 0 else len(frames) - 1
-        args = call.arguments
-        half = max(1, len(args) // 2)
-        for fragment in (args[:half], args[half:]):
+        for fragment in call.fragments():
             if fragment:
                 frames.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}))
     frames.append(chunk({}, _FINISH.get(step.stop_reason, step.stop_reason)))

@@ -1,0 +1,98 @@
+"""The agents the probes run against: this project and, when installed, its two TypeScript peers.
+
+Every agent gets the same fake LLM (``xcsh.testing.FakeLLM`` on loopback) through its own models
+file in a fresh agent directory, an empty project directory and a session directory in a tmp
+folder (sessions are persisted, as by default). Peers are looked up under ``--peers`` (default
+``/work/peers``, or ``$XCSH_BENCH_PEERS``): ``pi/node_modules/.bin/pi`` (pi) and
+``omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js`` run by the
+``bun`` installed beside it (oh-my-pi); a missing peer is skipped, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+WIRE_PATHS = {"openai-completions": "/v1", "anthropic-messages": ""}
+PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """How to start one agent in RPC mode."""
+
+    name: str
+    command: tuple[str, ...]
+    models_file: str  # "models.yml" (xcsh, omp) or "models.json" (pi)
+
+    def workspace(self, base_url: str, api: str) -> Workspace:
+        root = Path(tempfile.mkdtemp(prefix=f"bench-{self.name}-"))
+        agent_dir, project, sessions = root / "agent", root / "project", root / "sessions"
+        for folder in (agent_dir, project, sessions):
+            folder.mkdir()
+        url = base_url + WIRE_PATHS[api]
+        model = {"id": "fake-model", "contextWindow": 10_000_000, "maxTokens": 4096, "reasoning": False}
+        if self.models_file == "models.json":
+            text = json.dumps(
+                {"providers": {"fake": {"baseUrl": url, "apiKey": "k", "api": api, "models": [model]}}}
+            )
+        else:
+            text = (
+                f"providers:\n  fake:\n    baseUrl: {url}\n    apiKey: k\n    api: {api}\n"
+                "    models:\n      - id: fake-model\n        contextWindow: 10000000\n"
+                "        maxTokens: 4096\n        reasoning: false\n"
+            )
+        (agent_dir / self.models_file).write_text(text)
+        env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS}
+        env["PI_CODING_AGENT_DIR"] = str(agent_dir)  # pi and xcsh
+        env["OMP_CODING_AGENT_DIR"] = str(agent_dir)
+        env["XCSH_DISABLED_PROVIDERS"] = "local"
+        env["PI_OFFLINE"] = "1"
+        env["PI_SKIP_VERSION_CHECK"] = "1"
+        return Workspace(self, root, project, sessions, env)
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    agent: Agent
+    root: Path
+    project: Path
+    sessions: Path
+    env: dict[str, str]
+
+    def argv(self, *extra: str) -> list[str]:
+        """The command line: RPC mode, the fake model, default tools, sessions in the tmp folder."""
+        args = [*self.agent.command, "--mode", "rpc", "--model", "fake/fake-model"]
+        return [*args, "--session-dir", str(self.sessions), *extra]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def find_agents(names: list[str], peers: Path) -> list[Agent]:
+    """The requested agents that can run here (xcsh always can)."""
+    known = {
+        "xcsh": Agent("xcsh", (sys.executable, "-m", "xcsh"), "models.yml"),
+        "pi": Agent(
+            "pi", ("node", str(peers / "pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")), "models.json"
+        ),
+        "omp": Agent(
+            "omp",
+            (str(peers / "omp/node_modules/.bin/bun"), str(peers / "omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js")),
+            "models.yml",
+        ),
+    }
+    found = []
+    for name in names:
+        agent = known[name]
+        target = Path(agent.command[-1])
+        if name == "xcsh" or target.exists():
+            found.append(agent)
+        else:
+            print(f"-- {name}: not installed at {target}, skipped", file=sys.stderr)
+    return found

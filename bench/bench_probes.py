@@ -1,0 +1,345 @@
+"""The performance probes of docs/performance.md, against this project and (when installed) its peers.
+
+Run: ``python bench/bench_probes.py [--quick] [--agents xcsh,pi,omp] [--probes a,b] [--peers DIR]``.
+Prints a table (medians; lower is better) and writes ``bench/results/probes.json`` with every raw
+figure, the machine's load (``uptime``) before and after, and the date. Nothing is asserted.
+
+Every agent talks to the same fake LLM on loopback (``xcsh.testing.FakeLLM``) with sessions
+persisted to a tmp session directory. The host (``bench/host.py``) reads frames as raw bytes so
+the figures measure the agent, not the host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agents import Agent, find_agents  # noqa: E402
+from host import Host  # noqa: E402
+
+from xcsh.testing import script  # noqa: E402
+from xcsh.testing.fake_llm import FakeLLM  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+OPENAI, ANTHROPIC = "openai-completions", "anthropic-messages"
+WIRES = {"openai": OPENAI, "anthropic": ANTHROPIC}
+TEXT_DELTA = "message_update:text_delta"
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+def _p99(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[max(0, int(len(ordered) * 0.99) - 1)], 2)
+
+
+class Probes:
+    """One agent's probes; each returns a dict of figures (milliseconds unless named otherwise)."""
+
+    def __init__(self, agent: Agent, fake: FakeLLM, quick: bool) -> None:
+        self.agent = agent
+        self.fake = fake
+        self.quick = quick
+
+    async def _spawn(self, api: str = OPENAI) -> tuple[Host, Any]:
+        ws = self.agent.workspace(self.fake.base_url, api)
+        host = await Host.start(ws.argv(), cwd=ws.project, env=ws.env)
+        return host, ws
+
+    async def _idle(self, host: Host) -> None:
+        """Wait until ``get_state`` says the run chain is over (not timed)."""
+        while (await host.send({"type": "get_state"}))["data"]["isStreaming"]:
+            await asyncio.sleep(0.005)
+
+    async def _prompt(self, host: Host, text: str, until: str = "agent_end") -> tuple[float, float]:
+        """Send a prompt; (seconds to the first text_delta, seconds to ``until``)."""
+        first, end = host.expect(TEXT_DELTA), host.expect(until)
+        t0 = time.perf_counter()
+        response = await host.send({"type": "prompt", "message": text})
+        if not response.get("success", False):
+            raise RuntimeError(f"prompt refused: {response}")
+        return await first - t0, await end - t0
+
+    async def startup(self) -> dict[str, Any]:
+        times = []
+        for _ in range(3 if self.quick else 7):
+            t0 = time.perf_counter()
+            host, ws = await self._spawn()
+            await host.send({"type": "get_state"})
+            times.append(time.perf_counter() - t0)
+            await host.close()
+            ws.remove()
+        return {"median_ms": _median([_ms(t) for t in times]), "runs_ms": [_ms(t) for t in times]}
+
+    async def round_trip(self) -> dict[str, Any]:
+        host, ws = await self._spawn()
+        await host.send({"type": "get_state"})
+        sizes, times = [], []
+        for _ in range(200 if self.quick else 1000):
+            t0 = time.perf_counter()
+            frame = await host.send({"type": "get_state"})
+            times.append(_ms(time.perf_counter() - t0))
+        sizes.append(len(json.dumps(frame, ensure_ascii=False, separators=(",", ":"))))
+        await host.close()
+        ws.remove()
+        return {"median_ms": _median(times), "p99_ms": _p99(times), "response_bytes": sizes[0]}
+
+    async def first_token_immediate(self, api: str) -> dict[str, Any]:
+        times = []
+        for _ in range(2 if self.quick else 5):
+            self.fake.script(script.text("hello there, this is the answer"))
+            t0 = time.perf_counter()
+            host, ws = await self._spawn(api)
+            first, end = host.expect(TEXT_DELTA), host.expect("agent_end")
+            host.send({"type": "prompt", "message": "hi"})
+            times.append(_ms(await first - t0))
+            await end
+            await host.close()
+            ws.remove()
+        return {"median_ms": _median(times), "runs_ms": times}
+
+    async def first_token_idle(self, api: str) -> dict[str, Any]:
+        idle, second = [], []
+        for _ in range(2 if self.quick else 5):
+            self.fake.script(script.text("first answer here"), script.text("second answer here"))
+            host, ws = await self._spawn(api)
+            await host.send({"type": "get_state"})
+            await asyncio.sleep(2.0)
+            first_s, _ = await self._prompt(host, "first question")
+            await self._idle(host)
+            second_s, _ = await self._prompt(host, "second question")
+            idle.append(_ms(first_s))
+            second.append(_ms(second_s))
+            await host.close()
+            ws.remove()
+        return {
+            "idle_first_median_ms": _median(idle),
+            "second_median_ms": _median(second),
+            "idle_runs_ms": idle,
+            "second_runs_ms": second,
+        }
+
+    async def many_prompts(self) -> dict[str, Any]:
+        count = 60 if self.quick else 300
+        self.fake.script(*(script.text(f"answer {i} " + "x" * 200) for i in range(count)))
+        host, ws = await self._spawn()
+        await host.send({"type": "get_state"})
+        per_prompt = []
+        for i in range(count):
+            _, end_s = await self._prompt(host, f"question {i}? " + "y" * 200)
+            per_prompt.append(_ms(end_s))
+            await self._idle(host)
+        cpu = host.cpu_seconds()
+        await host.close()
+        session_files = list(ws.sessions.rglob("*.jsonl"))
+        persisted = sum(f.stat().st_size for f in session_files)
+        ws.remove()
+        first, last = per_prompt[:20], per_prompt[-20:]
+        slope = _slope(per_prompt)
+        return {
+            "prompts": count,
+            "first20_median_ms": _median(first),
+            "last20_median_ms": _median(last),
+            "last_over_first": round(statistics.median(last) / statistics.median(first), 2),
+            "slope_ms_per_prompt": round(slope, 3),
+            "agent_cpu_s": round(cpu, 2),
+            "session_bytes": persisted,
+            "per_prompt_ms": per_prompt,
+        }
+
+    async def long_answer(self) -> dict[str, Any]:
+        deltas = 2000 if self.quick else 20000
+        self.fake.script(script.Reply(text=[f"token{i} " for i in range(deltas)]))
+        host, ws = await self._spawn()
+        await host.send({"type": "get_state"})
+        cpu0 = host.cpu_seconds()
+        try:
+            _, end_s = await asyncio.wait_for(self._prompt(host, "a long answer please"), 600)
+        except (TimeoutError, EOFError, RuntimeError) as exc:
+            await host.close()
+            ws.remove()
+            return {"deltas": deltas, "failed": type(exc).__name__}
+        result = {
+            "deltas": deltas,
+            "prompt_to_agent_end_s": round(end_s, 2),
+            "agent_cpu_s": round(host.cpu_seconds() - cpu0, 2),
+            "peak_rss_mb": round(host.peak_rss_mb(), 1),
+            "updates": host.counts.get(TEXT_DELTA, 0),
+            "stdout_mb": round(host.bytes_read / 1e6, 1),
+        }
+        await host.close()
+        ws.remove()
+        return result
+
+    async def tool_arguments(self) -> dict[str, Any]:
+        size = 64 * 1024
+        line = 'print("hello, world")  # a line of code with "quotes" and a tab\there\n'
+        content = (line * (size // len(line) + 1))[:size]
+        arguments = json.dumps({"path": "out.txt", "content": content})
+        call = script.ToolCallSpec("call_1", "write", arguments, fragment_size=10)
+        self.fake.script(script.Reply(tool_calls=[call]), script.text("written"))
+        host, ws = await self._spawn()
+        await host.send({"type": "get_state"})
+        cpu0 = host.cpu_seconds()
+        end = host.expect("agent_end")
+        t0 = time.perf_counter()
+        host.send({"type": "prompt", "message": "write the file"})
+        try:
+            end_s = await asyncio.wait_for(end, 600) - t0
+        except (TimeoutError, EOFError) as exc:
+            await host.close()
+            ws.remove()
+            return {"argument_bytes": len(arguments), "failed": type(exc).__name__}
+        written = ws.project / "out.txt"
+        result = {
+            "argument_bytes": len(arguments),
+            "deltas": -(-len(arguments) // 10),
+            "prompt_to_agent_end_s": round(end_s, 2),
+            "agent_cpu_s": round(host.cpu_seconds() - cpu0, 2),
+            "file_written": written.exists() and written.read_text() == content,
+            "stdout_mb": round(host.bytes_read / 1e6, 1),
+        }
+        await host.close()
+        ws.remove()
+        return result
+
+
+def _slope(values: list[float]) -> float:
+    """Least-squares slope of ``values`` against their index."""
+    n = len(values)
+    mean_x, mean_y = (n - 1) / 2, statistics.fmean(values)
+    num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
+    den = sum((i - mean_x) ** 2 for i in range(n))
+    return num / den if den else 0.0
+
+
+PROBES: dict[str, Callable[[Probes], Awaitable[dict[str, Any]]]] = {
+    "startup": Probes.startup,
+    "round_trip": Probes.round_trip,
+    "immediate_openai": lambda p: p.first_token_immediate(OPENAI),
+    "immediate_anthropic": lambda p: p.first_token_immediate(ANTHROPIC),
+    "idle_openai": lambda p: p.first_token_idle(OPENAI),
+    "idle_anthropic": lambda p: p.first_token_idle(ANTHROPIC),
+    "many_prompts": Probes.many_prompts,
+    "long_answer": Probes.long_answer,
+    "tool_arguments": Probes.tool_arguments,
+}
+
+# (table row, probe, figure, unit)
+ROWS = [
+    ("spawn → first get_state answer", "startup", "median_ms", "ms"),
+    ("get_state round trip, median", "round_trip", "median_ms", "ms"),
+    ("get_state round trip, p99", "round_trip", "p99_ms", "ms"),
+    ("immediate prompt → first text_delta, OpenAI", "immediate_openai", "median_ms", "ms"),
+    ("immediate prompt → first text_delta, Anthropic", "immediate_anthropic", "median_ms", "ms"),
+    ("idle 2 s, first prompt → first text_delta, OpenAI", "idle_openai", "idle_first_median_ms", "ms"),
+    ("idle 2 s, first prompt → first text_delta, Anthropic", "idle_anthropic", "idle_first_median_ms", "ms"),
+    ("second prompt → first text_delta, OpenAI", "idle_openai", "second_median_ms", "ms"),
+    ("second prompt → first text_delta, Anthropic", "idle_anthropic", "second_median_ms", "ms"),
+    ("300 prompts: ms per prompt, first 20", "many_prompts", "first20_median_ms", "ms"),
+    ("300 prompts: ms per prompt, last 20", "many_prompts", "last20_median_ms", "ms"),
+    ("20,000-delta answer: prompt → agent_end", "long_answer", "prompt_to_agent_end_s", "s"),
+    ("20,000-delta answer: agent CPU", "long_answer", "agent_cpu_s", "s"),
+    ("20,000-delta answer: peak RSS", "long_answer", "peak_rss_mb", "MB"),
+    ("64 KiB tool arguments: prompt → agent_end", "tool_arguments", "prompt_to_agent_end_s", "s"),
+    ("64 KiB tool arguments: agent CPU", "tool_arguments", "agent_cpu_s", "s"),
+]
+
+
+def _cell(results: dict[str, Any], probe: str, figure: str) -> str:
+    value = results.get(probe)
+    if value is None:
+        return "—"
+    if "failed" in value:
+        return str(value["failed"])
+    found = value.get(figure)
+    return "—" if found is None else f"{found:,}"
+
+
+def table(results: dict[str, dict[str, Any]], names: list[str]) -> str:
+    peers = [n for n in names if n != "xcsh"]
+    head = ["probe", *names] + (["vs best peer"] if peers and "xcsh" in names else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, probe, figure, unit in ROWS:
+        if not any(probe in results[n] for n in names):
+            continue
+        cells = [_cell(results[n], probe, figure) for n in names]
+        row = [f"{label} ({unit})", *cells]
+        if len(head) > len(names) + 1:
+            ours = results["xcsh"].get(probe, {}).get(figure)
+            theirs = [results[n].get(probe, {}).get(figure) for n in peers]
+            best = min((v for v in theirs if isinstance(v, (int, float)) and v > 0), default=None)
+            row.append(f"{ours / best:.2f}×" if isinstance(ours, (int, float)) and best else "—")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return "?"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter streams")
+    parser.add_argument("--agents", default="xcsh,pi,omp", help="comma-separated: xcsh, pi, omp")
+    parser.add_argument("--probes", default=",".join(PROBES), help="comma-separated probe names")
+    parser.add_argument("--peers", default=os.environ.get("XCSH_BENCH_PEERS", "/work/peers"))
+    parser.add_argument("--out", default=str(RESULTS / "probes.json"))
+    options = parser.parse_args()
+    agents = find_agents(options.agents.split(","), Path(options.peers))
+    probes = options.probes.split(",")
+    load_before = _uptime()
+    results: dict[str, dict[str, Any]] = {a.name: {} for a in agents}
+    with FakeLLM() as fake:
+        for name in probes:
+            for agent in agents:
+                fake.reset()
+                print(f"-- {agent.name}: {name}", file=sys.stderr, flush=True)
+                try:
+                    results[agent.name][name] = await PROBES[name](Probes(agent, fake, options.quick))
+                except Exception as exc:  # a peer that cannot do a probe is a figure, not a crash
+                    results[agent.name][name] = {"failed": f"{type(exc).__name__}: {exc}"[:200]}
+    names = [a.name for a in agents]
+    text = table(results, names)
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "load_before": load_before,
+        "load_after": _uptime(),
+        "quick": options.quick,
+        "results": results,
+        "table": text,
+    }
+    out = Path(options.out)
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(report, indent=1))
+    print(f"{report['date']}  {report['machine']}\nload before: {load_before}\nload after:  {report['load_after']}")
+    print(text)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
