@@ -10,6 +10,7 @@ folder (sessions are persisted, as by default). Peers are looked up under ``--pe
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WIRE_PATHS = {"openai-completions": "/v1", "anthropic-messages": ""}
+_RUNS = itertools.count(1)
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
@@ -67,17 +69,29 @@ class Workspace:
 
     def argv(self, *extra: str) -> list[str]:
         """The command line: RPC mode, the fake model, default tools, sessions in the tmp folder."""
-        args = [*self.agent.command, "--mode", "rpc", "--model", "fake/fake-model"]
+        run = str(next(_RUNS))
+        command = [part.replace("{run}", run) for part in self.agent.command]
+        args = [*command, "--mode", "rpc", "--model", "fake/fake-model"]
         return [*args, "--session-dir", str(self.sessions), *extra]
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def find_agents(names: list[str], peers: Path) -> list[Agent]:
-    """The requested agents that can run here (xcsh always can)."""
+def find_agents(names: list[str], peers: Path, profile: Path | None = None) -> list[Agent]:
+    """The requested agents that can run here (xcsh always can).
+
+    With ``profile``, xcsh runs under ``py-spy record`` (if installed in this venv), writing
+    collapsed stacks to ``profile/xcsh-<run>.txt`` (CPU figures then include py-spy's own).
+    """
+    ours: tuple[str, ...] = (sys.executable, "-m", "xcsh")
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+        spy = Path(sys.executable).with_name("py-spy")
+        out = str(profile / "xcsh-{run}.txt")
+        ours = (str(spy), "record", "--format", "raw", "--rate", "250", "--output", out, "--", *ours)
     known = {
-        "xcsh": Agent("xcsh", (sys.executable, "-m", "xcsh"), "models.yml"),
+        "xcsh": Agent("xcsh", ours, "models.yml"),
         "pi": Agent(
             "pi", ("node", str(peers / "pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")), "models.json"
         ),

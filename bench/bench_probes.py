@@ -309,8 +309,10 @@ async def main() -> None:
     parser.add_argument("--probes", default=",".join(PROBES), help="comma-separated probe names")
     parser.add_argument("--peers", default=os.environ.get("XCSH_BENCH_PEERS", "/work/peers"))
     parser.add_argument("--out", default=str(RESULTS / "probes.json"))
+    parser.add_argument("--profile", help="run xcsh under py-spy, collapsed stacks into this folder")
     options = parser.parse_args()
-    agents = find_agents(options.agents.split(","), Path(options.peers))
+    profile = Path(options.profile) if options.profile else None
+    agents = find_agents(options.agents.split(","), Path(options.peers), profile)
     probes = options.probes.split(",")
     load_before = _uptime()
     results: dict[str, dict[str, Any]] = {a.name: {} for a in agents}
