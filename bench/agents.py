@@ -93,11 +93,16 @@ def find_agents(names: list[str], peers: Path, profile: Path | None = None) -> l
     known = {
         "xcsh": Agent("xcsh", ours, "models.yml"),
         "pi": Agent(
-            "pi", ("node", str(peers / "pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")), "models.json"
+            "pi",
+            ("node", str(peers / "pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")),
+            "models.json",
         ),
         "omp": Agent(
             "omp",
-            (str(peers / "omp/node_modules/.bin/bun"), str(peers / "omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js")),
+            (
+                str(peers / "omp/node_modules/.bin/bun"),
+                str(peers / "omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"),
+            ),
             "models.yml",
         ),
     }

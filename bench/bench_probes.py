@@ -27,11 +27,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agents import Agent, find_agents  # noqa: E402
-from host import Host  # noqa: E402
+from agents import Agent, find_agents
+from host import Host
 
-from xcsh.testing import script  # noqa: E402
-from xcsh.testing.fake_llm import FakeLLM  # noqa: E402
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OPENAI, ANTHROPIC = "openai-completions", "anthropic-messages"
@@ -339,7 +339,9 @@ async def main() -> None:
     out = Path(options.out)
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=1))
-    print(f"{report['date']}  {report['machine']}\nload before: {load_before}\nload after:  {report['load_after']}")
+    print(
+        f"{report['date']}  {report['machine']}\nload before: {load_before}\nload after:  {report['load_after']}"
+    )
     print(text)
 
 

@@ -115,3 +115,57 @@ def google_client(model: Model, options: StreamOptions) -> Any:
         client = genai.Client(api_key=options.api_key or "no-key", http_options=http_options)
         _cache[key] = client
     return client
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as JSON bytes (msgspec; the standard library for what msgspec cannot write)."""
+    import msgspec
+
+    try:
+        return msgspec.json.encode(body)
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+        import json
+
+        return json.dumps(body).encode()  # lone surrogates \u-escaped, big integers whole
+
+
+async def post_stream(client: Any, path: str, body: dict[str, Any], *, cast_to: Any, stream_cls: Any) -> Any:
+    """POST an already well-formed JSON ``body`` through an SDK client and return its event stream.
+
+    The SDKs' typed ``create`` methods copy and re-walk the whole request (every message of the
+    history) through their typing machinery on each call, which made each prompt cost more than
+    the last. The body built by a provider is already plain JSON, so it is encoded once here and
+    handed to the client's own ``post``: transport, auth headers, HTTP errors, SSE parsing and
+    the typed stream events stay the SDK's.
+    """
+    body = {**body, "stream": True}
+    return await client.post(
+        path, cast_to=cast_to, content=encode_body(body), stream=True, stream_cls=stream_cls
+    )
+
+
+async def post_chat_completions(client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
+    """Stream ``POST /chat/completions`` (events: ``ChatCompletionChunk``)."""
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    stream_cls = AsyncStream[ChatCompletionChunk]
+    return await post_stream(client, "/chat/completions", body, cast_to=ChatCompletion, stream_cls=stream_cls)
+
+
+async def post_responses(client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
+    """Stream ``POST /responses`` (events: ``ResponseStreamEvent``)."""
+    from openai import AsyncStream
+    from openai.types.responses import Response, ResponseStreamEvent
+
+    stream_cls = AsyncStream[ResponseStreamEvent]
+    return await post_stream(client, "/responses", body, cast_to=Response, stream_cls=stream_cls)
+
+
+async def post_messages(client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> Any:
+    """Stream ``POST /v1/messages`` (events: ``RawMessageStreamEvent``)."""
+    from anthropic import AsyncStream
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    stream_cls = AsyncStream[RawMessageStreamEvent]
+    return await post_stream(client, "/v1/messages", body, cast_to=Message, stream_cls=stream_cls)

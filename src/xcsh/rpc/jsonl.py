@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024
 
 
@@ -26,24 +28,65 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def encode_frame(obj: Any) -> bytes:
-    """One frame: compact JSON (as JavaScript's JSON.stringify writes it) plus ``\\n``.
+_encoder = msgspec.json.Encoder()
 
-    Like JSON.stringify, non-finite numbers are written as ``null``.
+
+def encode_json(obj: Any) -> bytes:
+    """Compact UTF-8 JSON as JavaScript's JSON.stringify writes it (no ASCII escaping).
+
+    msgspec writes strings byte for byte as JSON.stringify does (same escapes, no escaping
+    of non-ASCII) and non-finite numbers as ``null``. Values it cannot write — a lone
+    surrogate, an integer beyond 64 bits, a type it does not know — take the slower
+    standard-library path, which behaves like the fast one for everything both can write.
+    ``msgspec.Raw`` values are spliced in unchanged (already-encoded JSON).
     """
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return _encoder.encode(obj)
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+        return _encode_slow(obj)
+
+
+def _encode_slow(obj: Any) -> bytes:
+    def default(value: Any) -> Any:
+        if isinstance(value, msgspec.Raw):
+            return json.loads(bytes(value))
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default)
     except ValueError as exc:
         if "float" not in str(exc):
             raise  # e.g. a circular reference: a bug, not data
-        # rare: a non-finite number; the normal path pays nothing for this
         obj = _finite(obj)
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=default)
     try:
-        return (text + "\n").encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
         # lone surrogates cannot be UTF-8; escape them as JSON.stringify does
-        return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=default).encode("ascii")
+
+
+def encode_frame(obj: Any) -> bytes:
+    """One frame: :func:`encode_json` plus ``\\n``.
+
+    A ``message_update`` repeats its partial message twice (``assistantMessageEvent.partial``
+    and ``message``, the same object): it is encoded once and its bytes written twice.
+    """
+    if isinstance(obj, dict) and obj.get("type") == "message_update":
+        obj = _share_partial(obj)
+    return encode_json(obj) + b"\n"
+
+
+def _share_partial(frame: dict[str, Any]) -> dict[str, Any]:
+    event = frame.get("assistantMessageEvent")
+    message = frame.get("message")
+    if not isinstance(event, dict) or message is None or event.get("partial") is not message:
+        return frame
+    raw = msgspec.Raw(encode_json(message))
+    shared = dict(frame)
+    shared["assistantMessageEvent"] = {**event, "partial": raw}
+    shared["message"] = raw
+    return shared
 
 
 @dataclass(slots=True, frozen=True)

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import anthropic_client
+from xcsh.ai.clients import anthropic_client, post_messages
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import (
@@ -346,10 +346,9 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     import anthropic
 
     body = build_request(model, context, options)
-    extra_body = {"output_config": body.pop("output_config")} if "output_config" in body else None
     client = anthropic_client(model, options)
     reducer = _Reducer(builder)
-    response = await client.messages.create(stream=True, extra_body=extra_body, **body)
+    response = await post_messages(client, body)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
     async with response as events:

@@ -15,7 +15,7 @@ import json
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import openai_client
+from xcsh.ai.clients import openai_client, post_chat_completions
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.constrained_stream import ConstrainedDecoder
 from xcsh.ai.transform import transform_messages
@@ -260,7 +260,7 @@ async def run_constrained(
     if field not in ("max_tokens", "max_completion_tokens"):
         extra_body[field] = body.pop(field)
     client = openai_client(model, options)
-    response = await client.chat.completions.create(stream=True, extra_body=extra_body or None, **body)
+    response = await post_chat_completions(client, {**body, **extra_body})
     builder.start()
     decoder = ConstrainedDecoder(builder, next_call_id(context))
     finish: str | None = None

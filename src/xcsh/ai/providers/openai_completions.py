@@ -6,7 +6,7 @@ import json
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import openai_client
+from xcsh.ai.clients import openai_client, post_chat_completions
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
 from xcsh.ai.transform import transform_messages
@@ -153,7 +153,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     extra_body = {k: body.pop(k) for k in list(body) if k in ("reasoning", "thinking", "enable_thinking")}
     if flags["maxTokensField"] not in ("max_tokens", "max_completion_tokens"):
         extra_body[flags["maxTokensField"]] = body.pop(flags["maxTokensField"])
-    response = await client.chat.completions.create(stream=True, extra_body=extra_body or None, **body)
+    response = await post_chat_completions(client, {**body, **extra_body})
     builder.start()
     finish: str | None = None
     current_index: int | None = None

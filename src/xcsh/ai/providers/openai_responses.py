@@ -17,7 +17,7 @@ import re
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import openai_client
+from xcsh.ai.clients import openai_client, post_responses
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
@@ -332,7 +332,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     body = build_request(model, context, options)
     client = openai_client(model, options)
     reducer = _Reducer(builder)
-    response = await client.responses.create(stream=True, **body)
+    response = await post_responses(client, body)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
     async with response as events:

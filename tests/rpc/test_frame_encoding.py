@@ -1,0 +1,64 @@
+"""Frames are written as JavaScript's JSON.stringify writes them, whichever encoder path runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from xcsh.rpc.jsonl import encode_frame, encode_json
+
+EVERY_ASCII = "".join(chr(i) for i in range(128))
+AWKWARD = EVERY_ASCII + "\u2028\u2029é😀</script>\x7f"
+
+
+def stdlib(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def test_strings_are_escaped_exactly_as_json_stringify_escapes_them() -> None:
+    frame = {"type": "x", "text": AWKWARD, "nested": [{"k": AWKWARD}], "n": 3, "f": 0.5, "t": True}
+    assert encode_frame(frame) == stdlib(frame)
+    # JSON.stringify's own bytes for the control characters and the non-ASCII tail
+    assert encode_json('\x00\x08\t\n\x0b\x0c\r\x1f"\\') == b'"\\u0000\\b\\t\\n\\u000b\\f\\r\\u001f\\"\\\\"'
+    assert encode_json("\u2028é😀\x7f") == '"\u2028é😀\x7f"'.encode()
+
+
+def test_frames_are_compact_and_end_with_one_newline() -> None:
+    assert encode_frame({"a": [1, {"b": None}], "c": "d"}) == b'{"a":[1,{"b":null}],"c":"d"}\n'
+
+
+def test_non_finite_numbers_become_null() -> None:
+    assert (
+        encode_frame({"a": float("nan"), "b": [float("inf"), -float("inf")]})
+        == b'{"a":null,"b":[null,null]}\n'
+    )
+
+
+def test_a_lone_surrogate_is_escaped_instead_of_failing() -> None:
+    line = encode_frame({"text": "a\ud800b"})
+    assert line == b'{"text":"a\\ud800b"}\n'
+    assert json.loads(line) == {"text": "a\ud800b"}
+
+
+def test_integers_beyond_64_bits_are_written_whole() -> None:
+    assert (
+        encode_frame({"n": 2**70, "m": -(2**65)})
+        == b'{"n":1180591620717411303424,"m":-36893488147419103232}\n'
+    )
+
+
+def test_a_message_update_writes_its_partial_message_twice_with_identical_bytes() -> None:
+    partial = {"role": "assistant", "content": [{"type": "text", "text": AWKWARD}], "usage": {"cost": 0.25}}
+    event = {"type": "text_delta", "contentIndex": 0, "delta": "é", "partial": partial}
+    frame = {"type": "message_update", "assistantMessageEvent": event, "message": partial}
+    line = encode_frame(frame)
+    assert line == stdlib(frame)
+    decoded = json.loads(line)
+    assert decoded["message"] == decoded["assistantMessageEvent"]["partial"] == partial
+
+
+def test_a_message_update_with_a_lone_surrogate_still_matches_the_standard_encoding() -> None:
+    partial = {"role": "assistant", "content": [{"type": "text", "text": "x\udc00"}]}
+    event = {"type": "text_delta", "contentIndex": 0, "delta": "\udc00", "partial": partial}
+    frame = {"type": "message_update", "assistantMessageEvent": event, "message": partial}
+    assert encode_frame(frame) == json.dumps(frame, separators=(",", ":")).encode() + b"\n"
