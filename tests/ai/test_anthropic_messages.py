@@ -198,7 +198,10 @@ async def test_stream_that_ends_without_message_stop_is_a_connection_error(fake:
     fake.script(raw_sse(MESSAGE_START, TEXT_START, TEXT_DELTA))
     _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
     assert message["stopReason"] == "error"
-    assert message["errorMessage"] == "Connection error: stream ended before message_stop"
+    assert (
+        message["errorMessage"]
+        == "Connection error: anthropic ended the stream before the answer was complete"
+    )
     assert is_retryable(message["errorMessage"])
 
 
@@ -217,14 +220,14 @@ async def test_garbage_event_data_ends_as_malformed_response_error(fake: FakeLLM
     fake.script(Garbage(payload=b"event: message_start\ndata: {this is not json\n\n"))
     _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
     assert message["stopReason"] == "error"
-    assert message["errorMessage"].startswith("Malformed response from provider (invalid JSON in stream)")
+    assert message["errorMessage"].startswith("Malformed response from anthropic (invalid JSON in stream)")
 
 
 async def test_stream_without_any_anthropic_event_ends_as_error_before_message_start(fake: FakeLLM) -> None:
     fake.script(garbage())  # data lines without an event name are not Anthropic events
     _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
     assert message["stopReason"] == "error"
-    assert message["errorMessage"] == "Connection error: stream ended before message_start"
+    assert message["errorMessage"] == "Connection error: anthropic ended the stream without sending an answer"
 
 
 # ---- request body ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.registry import stream
 from xcsh.ai.types import Model
 from xcsh.testing.fake_llm import FakeLLM
-from xcsh.testing.script import Gate, Reply, cut, http_error
+from xcsh.testing.script import Gate, Reply, cut, garbage, http_error
 
 fake = providers_helpers.fake
 
@@ -80,7 +80,8 @@ async def test_stream_cut_mid_response_is_a_retryable_connection_error_keeping_p
     events, message = await run_stream(make_model(fake, api), {"messages": [user("hi")]})
     error = message.get("errorMessage", "")
     assert message["stopReason"] == "error"
-    assert "connection error" in error.lower() and is_retryable(error)
+    assert error == "Connection error: contract closed the connection before the answer was complete"
+    assert is_retryable(error)
     assert message["content"] == [{"type": "text", "text": "Partial"}]
     assert "text_end" not in kinds(events)
     assert len(fake.requests) == 1  # the SDK did not resume the stream on its own
@@ -106,3 +107,42 @@ async def test_abort_mid_stream_ends_as_aborted_without_closing_the_open_block(
     assert message["content"] == [{"type": "text", "text": "Partial answer"}]
     assert kinds(events) == ["start", "text_start", "text_delta", "error"]
     assert events[-1]["type"] == "error" and events[-1]["reason"] == "aborted"
+
+
+async def test_an_error_body_that_is_not_utf8_is_one_sentence_naming_the_provider(
+    fake: FakeLLM, api: str
+) -> None:
+    fake.script(http_error(529, raw_body=b"\xa5\xff overloaded"))
+    _, message = await run_stream(make_model(fake, api), {"messages": [user("hi")]})
+    error = message.get("errorMessage", "")
+    assert "codec" not in error and "\ufffd" not in error
+    if api == "google-generative-ai":  # the SDK decodes the body before the status is known
+        assert error == "contract sent a response that is not UTF-8 text (byte 0xa5 at position 0)"
+    else:
+        assert error == "contract answered HTTP 529 (Overloaded) with a body that is not UTF-8 text"
+        assert is_retryable(error)
+
+
+async def test_an_empty_error_body_is_one_retryable_sentence_naming_the_provider(
+    fake: FakeLLM, api: str
+) -> None:
+    fake.script(http_error(503, raw_body=b""))
+    _, message = await run_stream(make_model(fake, api), {"messages": [user("hi")]})
+    error = message.get("errorMessage", "")
+    assert error == "contract answered HTTP 503 (Service Unavailable) with an empty body"
+    assert is_retryable(error)
+
+
+async def test_a_stream_that_is_not_utf8_is_one_sentence_naming_the_provider(fake: FakeLLM, api: str) -> None:
+    fake.script(garbage(b"data: \xa5\xff\n\n"))
+    _, message = await run_stream(make_model(fake, api), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert message.get("errorMessage", "").startswith("contract sent a response that is not UTF-8 text")
+
+
+async def test_an_empty_stream_is_a_retryable_sentence_naming_the_provider(fake: FakeLLM, api: str) -> None:
+    fake.script(garbage(b""))
+    _, message = await run_stream(make_model(fake, api), {"messages": [user("hi")]})
+    error = message.get("errorMessage", "")
+    assert error == "Connection error: contract ended the stream without sending an answer"
+    assert is_retryable(error)

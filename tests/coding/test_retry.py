@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from coding.session_helpers import fake_session, record, run_prompt
+from xcsh.ai.errors import is_transport_failure
 from xcsh.coding.retry import RetryHandler, backoff_delay_ms, install_retry
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
@@ -54,6 +55,21 @@ def test_backoff_doubles_from_the_base_delay_and_longer_hints_win() -> None:
     assert backoff_delay_ms(2, 2000, "429 Rate limited (retry-after: 10)") == 10000
     assert backoff_delay_ms(2, 2000, "429 Rate limited (retry-after: 1)") == 4000
     assert backoff_delay_ms(1, 50, "429 (retry-after-ms: 120)") == 120
+    assert backoff_delay_ms(6, 2000, "overloaded", 16000) == 16000  # capped
+    assert backoff_delay_ms(6, 2000, "429 (retry-after: 60)", 16000) == 60000  # a hint is honoured whole
+
+
+def test_transport_failures_are_told_from_other_retryable_errors() -> None:
+    transport = [
+        "529 overloaded_error: Overloaded",
+        "429 Rate limited (retry-after: 3)",
+        "503 busy",
+        "Connection error: fake closed the connection before the answer was complete",
+        "acme answered HTTP 502 (Bad Gateway) with an empty body",
+    ]
+    other = ["400 503 service unavailable", "overloaded_error: Overloaded", "401 invalid api key"]
+    assert [is_transport_failure(e) for e in transport] == [True] * len(transport)
+    assert [is_transport_failure(e) for e in other] == [False] * len(other)
 
 
 async def test_three_transient_failures_are_retried_with_backoff_until_success(
@@ -70,9 +86,9 @@ async def test_three_transient_failures_are_retried_with_backoff_until_success(
 
     starts = [e for e in events if e["type"] == "auto_retry_start"]
     assert [(e["attempt"], e["maxAttempts"], e["delayMs"]) for e in starts] == [
-        (1, 3, 2000),
-        (2, 3, 10000),  # the retry-after hint (10 s) is longer than 4 s
-        (3, 3, 8000),
+        (1, 8, 2000),  # failures the vendors' SDKs would retry get the transient budget
+        (2, 8, 10000),  # the retry-after hint (10 s) is longer than 4 s
+        (3, 8, 8000),
     ]
     assert "529" in starts[0]["errorMessage"] and "verloaded" in starts[0]["errorMessage"]
     assert "retry-after: 10" in starts[1]["errorMessage"]
@@ -94,27 +110,57 @@ async def test_three_transient_failures_are_retried_with_backoff_until_success(
     assert session.is_streaming is False
 
 
-async def test_a_fourth_failure_ends_the_chain_with_exhaustion(
+async def test_a_fourth_failure_of_a_non_transport_kind_ends_the_chain_with_exhaustion(
     session: AgentSession, fake_llm: FakeLLM
 ) -> None:
     sleep = RecordingSleep()
     install_retry(session, sleep=sleep)
     events = record(session)
-    fake_llm.script(
-        *three_transient_failures(),
-        script.http_error(503, "service unavailable"),
-    )
+    fake_llm.script(*[script.http_error(400, "503 service unavailable") for _ in range(4)])
     await run_prompt(session, "hi?")
 
     retries = retry_events(events)
     assert [e["type"] for e in retries] == ["auto_retry_start"] * 3 + ["auto_retry_end"]
+    assert [e["maxAttempts"] for e in retries[:3]] == [3, 3, 3]
     last_error = session.messages[-1]["errorMessage"]
-    assert "503" in last_error
+    assert last_error.startswith("400 ") and "503" in last_error
     assert retries[-1] == {"type": "auto_retry_end", "success": False, "attempt": 3, "finalError": last_error}
     assert events[-1] == retries[-1] and events[-2]["type"] == "agent_end"
-    assert sleep.delays == [2.0, 10.0, 8.0]
+    assert sleep.delays == [2.0, 4.0, 8.0]
     assert [m["role"] for m in session.messages] == ["user", "assistant"]
     assert len(fake_llm.requests) == 4
+
+
+async def test_six_overloaded_answers_then_success_end_in_the_answer(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    sleep = RecordingSleep()
+    install_retry(session, sleep=sleep)
+    events = record(session)
+    fake_llm.script(*[script.http_error(529, "Overloaded") for _ in range(6)], script.text("made it"))
+    await run_prompt(session, "hi?")
+
+    starts = [e for e in retry_events(events) if e["type"] == "auto_retry_start"]
+    assert [(e["attempt"], e["maxAttempts"]) for e in starts] == [(n, 8) for n in range(1, 7)]
+    assert sleep.delays == [2.0, 4.0, 8.0, 16.0, 16.0, 16.0]  # doubling, capped at maxDelayMs
+    assert retry_events(events)[-1] == {"type": "auto_retry_end", "success": True, "attempt": 6}
+    assert session.messages[-1]["content"] == [{"type": "text", "text": "made it"}]
+
+
+async def test_transient_failures_exhaust_the_transient_budget(
+    session: AgentSession, fake_llm: FakeLLM
+) -> None:
+    sleep = RecordingSleep()
+    install_retry(session, sleep=sleep)
+    session.settings.override("retry.transientMaxRetries", 4)
+    events = record(session)
+    fake_llm.script(*[script.http_error(503, "busy") for _ in range(5)])
+    await run_prompt(session, "hi?")
+
+    retries = retry_events(events)
+    assert [e["type"] for e in retries] == ["auto_retry_start"] * 4 + ["auto_retry_end"]
+    assert retries[-1]["success"] is False and retries[-1]["attempt"] == 4
+    assert len(fake_llm.requests) == 5
 
 
 async def test_with_auto_retry_off_there_is_exactly_one_request(

@@ -45,6 +45,18 @@ _RETRYABLE_RE = re.compile(
 )
 
 
+# Failures the vendors' SDKs would retry on their own (HTTP 408/409/429/5xx, connection
+# errors, timeouts): errorMessage starts with the status (describe_error's form) or names it.
+_TRANSPORT_RE = re.compile(
+    r"^(?:(?:408|409|429|5\d\d)\b|connection error\b)|\bHTTP (?:408|409|429|5\d\d)\b", re.IGNORECASE
+)
+
+
+def is_transport_failure(error_message: str) -> bool:
+    """True for a retryable failure of the kind provider SDKs retry silently (status or connection)."""
+    return is_retryable(error_message) and bool(_TRANSPORT_RE.search(error_message.strip()))
+
+
 def is_context_overflow(error_message: str) -> bool:
     """True when a provider error text says the request exceeded the context window."""
     return bool(_OVERFLOW_RE.search(error_message) or _NO_BODY_RE.match(error_message.strip()))
@@ -94,14 +106,19 @@ def _header(headers: Any, name: str) -> str | None:
     return str(value) if value is not None else None
 
 
-def describe_error(exc: BaseException) -> str:
+def describe_error(exc: BaseException, provider: str = "the provider", *, received: bool = True) -> str:
     """A one-line, human-readable description of a provider/transport failure.
 
     HTTP errors read ``<status> <vendor message>``; rate-limit hints from the response
     headers are appended as ``(retry-after: N)`` so the retry policy can honour them.
+    Faults of the provider itself — a body that is not UTF-8, an empty body, a stream
+    that ends early or a connection closed mid-answer — become one plain sentence
+    naming ``provider`` (see :func:`provider_fault`); ``received`` says whether any
+    content had arrived.
     """
     status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
-    message = _vendor_message(exc)
+    fault = provider_fault(exc, provider, received=received)
+    message = fault or _vendor_message(exc)
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     hints = []
@@ -113,7 +130,9 @@ def describe_error(exc: BaseException) -> str:
     import json
 
     if isinstance(exc, json.JSONDecodeError):
-        return f"Malformed response from provider (invalid JSON in stream): {exc}"
+        return f"Malformed response from {provider} (invalid JSON in stream): {exc}"
+    if fault is not None:
+        return f"{fault} ({', '.join(hints)})" if hints else fault
     if is_transport_error(exc) and "connection error" not in text.lower():
         text = f"Connection error: {text}"
     if isinstance(status, int) and not text.startswith(str(status)):
@@ -150,3 +169,80 @@ def is_transport_error(exc: BaseException) -> bool:
     """True for connection-level failures (reset, refused, cut stream, read timeout)."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     return bool(names & {"TransportError", "APIConnectionError", "ConnectionError", "IncompleteRead"})
+
+
+_EXTRA_REASONS = {
+    529: "Overloaded",
+    520: "Unknown Error",
+    522: "Connection Timed Out",
+    524: "A Timeout Occurred",
+}
+_TRUNCATION_CLASSES = frozenset({"RemoteProtocolError", "ReadError", "IncompleteRead", "IncompleteReadError"})
+_STREAM_ENDED_PREFIX = "Connection error: stream ended before"
+
+
+def _reason(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return _EXTRA_REASONS.get(status, "error")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in out and len(out) < 8:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _body_bytes(exc: BaseException) -> bytes | None:
+    response = getattr(exc, "response", None)
+    try:
+        content = getattr(response, "content", None)
+    except Exception:  # an httpx response whose body was never read raises here
+        return None
+    return content if isinstance(content, bytes) else None
+
+
+def provider_fault(exc: BaseException, provider: str, *, received: bool) -> str | None:
+    """One plain sentence for a fault of the provider's answer itself, or None for other failures.
+
+    Covers bodies that are not UTF-8 text, empty error bodies, streams that end before the
+    answer is complete and connections closed mid-answer. Sentences about cut streams start
+    with ``Connection error:`` and HTTP ones keep their status code, so the retry policy
+    classifies them as before.
+    """
+    status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
+    if isinstance(status, int):
+        body = _body_bytes(exc)
+        if body is None:
+            return None
+        reason = f"HTTP {status} ({_reason(status)})"
+        if not body.strip():
+            return f"{provider} answered {reason} with an empty body"
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"{provider} answered {reason} with a body that is not UTF-8 text"
+        return None
+    for link in _chain(exc):
+        if isinstance(link, UnicodeDecodeError):
+            where = f" (byte 0x{link.object[link.start]:02x} at position {link.start})" if link.object else ""
+            return f"{provider} sent a response that is not UTF-8 text{where}"
+    text = str(exc)
+    if "\ufffd" in text and "Failed to parse" in text:
+        return f"{provider} sent a response that is not UTF-8 text"
+    if text.startswith(_STREAM_ENDED_PREFIX):
+        if received:
+            return f"Connection error: {provider} ended the stream before the answer was complete"
+        return f"Connection error: {provider} ended the stream without sending an answer"
+    names = {cls.__name__ for link in _chain(exc) for cls in type(link).__mro__}
+    if names & _TRUNCATION_CLASSES:
+        if received:
+            return f"Connection error: {provider} closed the connection before the answer was complete"
+        return f"Connection error: {provider} closed the connection without sending an answer"
+    return None

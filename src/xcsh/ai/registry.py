@@ -113,4 +113,5 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
         builder.fail("", aborted=True)
     else:
         logger.debug("provider %s failed", model["api"], exc_info=failure)
-        builder.fail(describe_error(failure))
+        received = bool(builder.snapshot().get("content"))
+        builder.fail(describe_error(failure, model["provider"], received=received))

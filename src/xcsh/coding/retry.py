@@ -3,13 +3,18 @@
 A post-run handler: when a run ends with a retryable error (overloaded, rate limit,
 5xx, connection reset, cut stream…) it announces ``auto_retry_start``, drops the
 failed assistant message from the live context (the session file keeps it), sleeps
-the back-off (``baseDelayMs × 2^(attempt−1)``, or a longer ``retry-after`` hint) and
-asks the session to continue. The chain's first successful assistant message is
+the back-off (``baseDelayMs × 2^(attempt−1)`` capped at ``maxDelayMs``, or a longer
+``retry-after`` hint) and asks the session to continue. The chain's first successful assistant message is
 followed, right after its ``message_end``, by ``auto_retry_end {success:true}``.
 Exhaustion and cancellation end the chain with ``auto_retry_end {success:false}``.
 
 This is the only retry policy: the provider SDKs' own retries are off, so
-``retry.enabled = false`` means exactly one request per run.
+``retry.enabled = false`` means exactly one request per run. To survive what the
+reference survives with those hidden retries, failures of the kind the SDKs retried
+(HTTP 408/409/429/5xx/529, connection errors; :func:`~xcsh.ai.errors.is_transport_failure`)
+get the larger budget ``retry.transientMaxRetries`` (default 8); other retryable errors
+(a 400 whose text says "overloaded") keep ``retry.maxRetries`` (default 3). Every
+retry is still announced, with ``maxAttempts`` = the budget of the error at hand.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentEvent, AgentMessage
-from xcsh.ai.errors import is_retryable, retry_hint_ms
+from xcsh.ai.errors import is_retryable, is_transport_failure, retry_hint_ms
 from xcsh.coding.hooks import RunAction
 
 if TYPE_CHECKING:
@@ -38,9 +43,14 @@ def last_assistant(messages: list[AgentMessage]) -> AgentMessage | None:
     return next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
 
 
-def backoff_delay_ms(attempt: int, base_delay_ms: int, error_message: str) -> int:
-    """``base × 2^(attempt−1)``, replaced by the provider's retry hint when that is longer."""
-    delay = base_delay_ms * 2 ** max(0, attempt - 1)
+def backoff_delay_ms(
+    attempt: int, base_delay_ms: int, error_message: str, max_delay_ms: int | None = None
+) -> int:
+    """``base × 2^(attempt−1)`` (at most ``max_delay_ms``), replaced by the provider's retry hint
+    when that is longer (hints are honoured whole)."""
+    delay = base_delay_ms * 2 ** max(0, min(attempt - 1, 40))
+    if max_delay_ms is not None:
+        delay = min(delay, max_delay_ms)
     hint = retry_hint_ms(error_message)
     return hint if hint is not None and hint > delay else delay
 
@@ -114,8 +124,20 @@ class RetryHandler:
         return max(0, self._session.settings.get_int("retry.maxRetries", 3))
 
     @property
+    def transient_max_retries(self) -> int:
+        return max(self.max_retries, self._session.settings.get_int("retry.transientMaxRetries", 8))
+
+    def budget_for(self, error_message: str) -> int:
+        """Retries allowed for a chain whose latest error is ``error_message``."""
+        return self.transient_max_retries if is_transport_failure(error_message) else self.max_retries
+
+    @property
     def base_delay_ms(self) -> int:
         return max(0, self._session.settings.get_int("retry.baseDelayMs", 2000))
+
+    @property
+    def max_delay_ms(self) -> int:
+        return max(self.base_delay_ms, self._session.settings.get_int("retry.maxDelayMs", 16000))
 
     @property
     def is_sleeping(self) -> bool:
@@ -141,17 +163,18 @@ class RetryHandler:
         if not self.enabled or not is_retryable(error):
             self._finish(error)
             return None
+        budget = self.budget_for(error)
         self.attempt += 1
-        if self.attempt > self.max_retries:
-            self.attempt = self.max_retries
+        if self.attempt > budget:
+            self.attempt = budget
             self._finish(error)
             return None
-        delay_ms = backoff_delay_ms(self.attempt, self.base_delay_ms, error)
+        delay_ms = backoff_delay_ms(self.attempt, self.base_delay_ms, error, self.max_delay_ms)
         session.emit(
             {
                 "type": "auto_retry_start",
                 "attempt": self.attempt,
-                "maxAttempts": self.max_retries,
+                "maxAttempts": budget,
                 "delayMs": delay_ms,
                 "errorMessage": error,
             }

@@ -27,7 +27,13 @@ DEFAULTS: dict[str, Any] = {
     "followUpMode": "one-at-a-time",
     "interruptMode": "wait",
     "defaultThinkingLevel": "xhigh",
-    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000},
+    "retry": {
+        "enabled": True,
+        "maxRetries": 3,
+        "transientMaxRetries": 8,
+        "baseDelayMs": 2000,
+        "maxDelayMs": 16000,
+    },
     "compaction": {
         "enabled": True,
         "strategy": "context-full",

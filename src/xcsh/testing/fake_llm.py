@@ -218,11 +218,15 @@ class FakeLLM:
         module = importlib.import_module(_WIRES[wire])
         if isinstance(step, HttpError):
             extra = {"retry-after": _fmt(step.retry_after)} if step.retry_after is not None else {}
-            await _respond_json(writer, step.status, module.error_body(step), extra)
+            if step.raw_body is not None:
+                await _respond_raw(writer, step.status, step.raw_body, extra)
+            else:
+                await _respond_json(writer, step.status, module.error_body(step), extra)
             return False
         if isinstance(step, Garbage):
             await _start_stream(writer)
-            await _send_chunk(writer, step.payload)
+            if step.payload:
+                await _send_chunk(writer, step.payload)
             await _end_stream(writer)
             return True
         return await self._stream_reply(reader, writer, module, step, record.json or {})
@@ -278,7 +282,12 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
 async def _respond_json(
     writer: asyncio.StreamWriter, status: int, body: Any, extra: dict[str, str] | None = None
 ) -> None:
-    payload = json.dumps(body).encode()
+    await _respond_raw(writer, status, json.dumps(body).encode(), extra)
+
+
+async def _respond_raw(
+    writer: asyncio.StreamWriter, status: int, payload: bytes, extra: dict[str, str] | None = None
+) -> None:
     head = [
         f"HTTP/1.1 {status} Fake",
         "Content-Type: application/json",

@@ -78,17 +78,18 @@ class Reply:
 
 @dataclass(slots=True, kw_only=True)
 class HttpError:
-    """An HTTP error response with a vendor-style JSON error body."""
+    """An HTTP error response with a vendor-style JSON error body (or exactly ``raw_body``)."""
 
     status: int
     message: str
     retry_after: float | None = None
     error_type: str | None = None
+    raw_body: bytes | None = None
 
 
 @dataclass(slots=True, kw_only=True)
 class Garbage:
-    """A 200 streaming response whose SSE data is not valid JSON."""
+    """A 200 streaming response whose SSE data is not valid JSON (or not UTF-8, or nothing)."""
 
     payload: bytes = b"data: {this is not json\n\n"
 
@@ -157,10 +158,19 @@ def cut(s: str) -> Reply:
 
 
 def http_error(
-    status: int, message: str = "error", *, retry_after: float | None = None, error_type: str | None = None
+    status: int,
+    message: str = "error",
+    *,
+    retry_after: float | None = None,
+    error_type: str | None = None,
+    raw_body: bytes | None = None,
 ) -> HttpError:
-    return HttpError(status=status, message=message, retry_after=retry_after, error_type=error_type)
+    """An HTTP error; ``raw_body`` replaces the vendor's JSON body byte for byte (``b""``: empty)."""
+    return HttpError(
+        status=status, message=message, retry_after=retry_after, error_type=error_type, raw_body=raw_body
+    )
 
 
-def garbage() -> Garbage:
-    return Garbage()
+def garbage(payload: bytes = b"data: {this is not json\n\n") -> Garbage:
+    """A 200 stream carrying ``payload`` (``b""``: a stream that ends without any data)."""
+    return Garbage(payload=payload)
