@@ -84,9 +84,9 @@ def tool_result(call_id: str, content: list[Any], *, is_error: bool = False, nam
 async def run_stream(
     model: Model, context: Context, opts: StreamOptions | None = None
 ) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    """Every event of one streamed call and its final message (within 5 s)."""
+    """Every event of one streamed call and its final message (within 30 s: the first call of a module imports the SDK, slow on a loaded machine)."""
     events: list[AssistantMessageEvent] = []
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(30):
         s = stream(model, context, opts or options())
         async for ev in s:
             events.append(ev)
