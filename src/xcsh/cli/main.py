@@ -61,9 +61,6 @@ def main(argv: list[str] | None = None) -> int:
     if mode == "rpc" and args.file_args:
         sys.stderr.write("Error: @file arguments are not supported in RPC mode\n")
         return 1
-    if mode == "acp":
-        sys.stderr.write("Error: --mode acp is not available in this version\n")
-        return 1
     cwd = _working_dir(args.allow_home)
     from xcsh.coding.factory import StartupError, StartupOptions, create_session
 
@@ -98,10 +95,21 @@ def main(argv: list[str] | None = None) -> int:
             from xcsh.modes.rpc.run import run_rpc
 
             return run_rpc(lambda: create_session(options))
+        if mode == "acp":
+            return _run_acp(options)
         return _run_print(args, options, json_events=mode == "json")
     except StartupError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
+
+
+def _run_acp(options: StartupOptions) -> int:
+    try:
+        from xcsh.modes.acp.run import run_acp
+    except ImportError:
+        sys.stderr.write("Error: --mode acp needs the ACP SDK: pip install 'xcsh[acp]'\n")
+        return 1
+    return run_acp(options)
 
 
 def _run_print(args: CliArgs, options: StartupOptions, *, json_events: bool) -> int:

@@ -20,6 +20,7 @@ extension that blocks the call first means nobody is asked).
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import fnmatch
 import json
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_S = 120.0
 MAX_SHOWN_LINES = 200
 SHELL_CONTROL = (";", "&", "|", "$(", "`", ">", "<", "\n")
+# the tool call being put to the user (set around the confirm call, per task): a UI that can
+# attach the question to the call it is about (ACP's permission request) reads it
+PENDING_CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar("pending_call", default=None)
 
 
 class ConfirmUI(Protocol):
@@ -182,13 +186,17 @@ class ApprovalGate:
         signal = self.session.agent.signal
         timed_out: list[bool] = []
         title, message = describe(name, args, self.session.cwd)
-        allowed = await self.ui.confirm(
-            title,
-            message,
-            timeout_ms=int(self.config.timeout_s * 1000),
-            signal=signal,
-            on_timeout=lambda: timed_out.append(True),
-        )
+        token = PENDING_CALL.set(call)
+        try:
+            allowed = await self.ui.confirm(
+                title,
+                message,
+                timeout_ms=int(self.config.timeout_s * 1000),
+                signal=signal,
+                on_timeout=lambda: timed_out.append(True),
+            )
+        finally:
+            PENDING_CALL.reset(token)
         if allowed:
             return None
         if signal is not None and signal.aborted:

@@ -1,0 +1,201 @@
+"""The ACP agent: one xcsh session per ACP session, events streamed as ``session/update``.
+
+- ``initialize`` advertises ``loadSession`` and image / embedded-context prompts;
+- ``session/new`` builds a session for the given cwd (the command line's model, tools and
+  flags apply); ``session/load`` reopens a stored session by id and replays it;
+- ``session/prompt`` runs one prompt to the end of its run chain, streaming updates, and
+  answers with the stop reason (``end_turn``, ``max_tokens``, ``cancelled``); a model error
+  fails the request with the error text;
+- ``session/cancel`` aborts the run (a pending approval is cancelled with it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, Client, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+)
+
+from xcsh import __version__
+from xcsh.coding.approvals import approval_gate_for
+from xcsh.coding.errors import BusyError, CommandError
+from xcsh.coding.extensions.feature import runner_for
+from xcsh.coding.factory import StartupError, StartupOptions
+from xcsh.coding.session import AgentSession
+from xcsh.modes.acp.ui import AcpUI
+from xcsh.modes.acp.updates import from_event, from_history
+
+logger = logging.getLogger(__name__)
+
+Builder = Callable[[StartupOptions], AgentSession]
+
+
+class _Live:
+    """One open ACP session: the xcsh session and the pump that sends its events in order."""
+
+    def __init__(self, session: AgentSession, session_id: str, client: Client) -> None:
+        self.session = session
+        self.session_id = session_id
+        self.client = client
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.cancelled = False
+        self.unsubscribe = session.subscribe(self.queue.put_nowait)
+        self.pump = asyncio.ensure_future(self._pump())
+
+    async def _pump(self) -> None:
+        while True:
+            event = await self.queue.get()
+            try:
+                for update in from_event(event):
+                    await self.client.session_update(session_id=self.session_id, update=update)
+            except Exception:  # a failed notification must not stop later ones
+                logger.debug("session_update failed", exc_info=True)
+            finally:
+                self.queue.task_done()
+
+    def close(self) -> None:
+        self.unsubscribe()
+        self.pump.cancel()
+        self.session.shutdown()
+
+
+def _prompt_input(blocks: list[Any]) -> tuple[str, list[dict[str, Any]] | None]:
+    """Text (with embedded resources and links as context) and images of an ACP prompt."""
+    parts: list[str] = []
+    images: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "image":
+            images.append({"type": "image", "data": block.data, "mimeType": block.mime_type})
+        elif kind == "resource_link":
+            parts.append(f"@{block.uri}")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if isinstance(text, str):
+                parts.append(f'<context uri="{resource.uri}">\n{text}\n</context>')
+    return "\n".join(parts), images or None
+
+
+class XcshAcpAgent:
+    """Implements the SDK's ``acp.Agent`` interface over xcsh sessions."""
+
+    def __init__(self, base: StartupOptions, build: Builder) -> None:
+        self.base = base
+        self.build = build
+        self.client: Client | None = None
+        self.sessions: dict[str, _Live] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self.client = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+            ),
+            agent_info=Implementation(name="xcsh", title="xcsh", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    def _open(self, cwd: str, session: str | None) -> _Live:
+        assert self.client is not None
+        options = dataclasses.replace(self.base, cwd=Path(cwd), session=session, continue_session=False)
+        try:
+            built = self.build(options)
+        except StartupError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from exc
+        session_id = built.store.session_id
+        live = _Live(built, session_id, self.client)
+        ui = AcpUI(self.client.request_permission, session_id)
+        gate = approval_gate_for(built)
+        if gate is not None:
+            gate.ui = ui
+        runner = runner_for(built)
+        if runner is not None:
+            runner.ui = ui
+        previous = self.sessions.pop(session_id, None)
+        if previous is not None:
+            previous.close()
+        self.sessions[session_id] = live
+        return live
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        live = self._open(cwd, None)
+        return NewSessionResponse(session_id=live.session_id)
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        live = self._open(cwd, session_id)
+        assert self.client is not None
+        for update in from_history(live.session.messages):
+            await self.client.session_update(session_id=live.session_id, update=update)
+        return LoadSessionResponse()
+
+    def _live(self, session_id: str) -> _Live:
+        live = self.sessions.get(session_id)
+        if live is None:
+            raise RequestError.invalid_params({"message": f"Unknown session: {session_id}"})
+        return live
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        live = self._live(session_id)
+        text, images = _prompt_input(prompt)
+        live.cancelled = False
+        before = len(live.session.messages)
+        try:
+            task = live.session.start_prompt(text, images)
+        except BusyError as exc:
+            raise RequestError.invalid_request({"message": str(exc)}) from exc
+        except CommandError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from exc
+        if task is not None:
+            await task
+        await live.queue.join()
+        if live.cancelled:
+            return PromptResponse(stop_reason="cancelled")
+        added = live.session.messages[before:]
+        last = next((m for m in reversed(added) if m.get("role") == "assistant"), None)
+        reason = last.get("stopReason") if last is not None else None
+        if reason == "aborted":
+            return PromptResponse(stop_reason="cancelled")
+        if reason == "error" and last is not None:
+            raise RequestError.internal_error({"message": str(last.get("errorMessage") or "model error")})
+        return PromptResponse(stop_reason="max_tokens" if reason == "length" else "end_turn")
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        live = self.sessions.get(session_id)
+        if live is None:
+            return
+        live.cancelled = True
+        await live.session.abort()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def close(self) -> None:
+        for live in self.sessions.values():
+            live.close()
+        self.sessions.clear()
