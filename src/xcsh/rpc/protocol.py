@@ -1,122 +1,121 @@
-"""RPC wire contract: command names, frame shapes and the session-state payload."""
+"""The RPC contract in one table: every command, its request shape and how the server runs it.
+
+Adding a command is a change here plus its handler:
+
+1. write its request ``TypedDict`` in :mod:`xcsh.rpc.commands` (field descriptions in
+   ``Meta``) and, when it answers with ``data``, the data type in :mod:`xcsh.rpc.results`;
+2. add one :class:`CommandSpec` line to ``_SPECS`` below;
+3. register the handler in ``xcsh.modes.rpc`` and add the client method in
+   :mod:`xcsh.rpc.client`;
+4. run ``xcsh rpc-schema > docs/rpc-schema.json`` and ``python -m xcsh.rpc.docs > docs/protocol.md``.
+
+Validation, the schema, the docs and the tests (client coverage, schema freshness,
+fuzzing) all read this table; they fail until steps 3–4 are done.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from xcsh.ai.types import ImageContent, Model
+from xcsh.rpc import commands as c
+from xcsh.rpc.validation import Invalid, check_command
 
-COMMANDS = (
-    "prompt",
-    "steer",
-    "follow_up",
-    "abort",
-    "abort_and_prompt",
-    "new_session",
-    "get_state",
-    "set_todos",
-    "set_host_tools",
-    "get_integrations",
-    "set_locale",
-    "set_model",
-    "cycle_model",
-    "get_available_models",
-    "set_thinking_level",
-    "cycle_thinking_level",
-    "set_steering_mode",
-    "set_follow_up_mode",
-    "set_interrupt_mode",
-    "compact",
-    "set_auto_compaction",
-    "set_auto_retry",
-    "abort_retry",
-    "bash",
-    "abort_bash",
-    "get_session_stats",
-    "export_html",
-    "switch_session",
-    "branch",
-    "get_branch_messages",
-    "get_last_assistant_text",
-    "set_session_name",
-    "get_messages",
-)
-
-# The ten event types the reference client forwards to listeners.
-CORE_EVENT_TYPES = frozenset(
-    {
-        "agent_start",
-        "agent_end",
-        "turn_start",
-        "turn_end",
-        "message_start",
-        "message_update",
-        "message_end",
-        "tool_execution_start",
-        "tool_execution_update",
-        "tool_execution_end",
-    }
-)
+# Rewrites a validation failure where the protocol fixes the wording (frame, failure) → failure.
+Explain = Callable[[dict[str, Any], Invalid], Invalid]
 
 
-class ReadyFrame(TypedDict):
-    type: Literal["ready"]
-    version: str
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One command of the protocol."""
 
-
-class RpcResponse(TypedDict):
-    type: Literal["response"]
-    command: NotRequired[str]
-    success: bool
-    id: NotRequired[str]
-    data: NotRequired[Any]
-    error: NotRequired[str]
-
-
-class PromptCommand(TypedDict):
-    type: Literal["prompt"]
-    message: str
-    id: NotRequired[str]
-    images: NotRequired[list[ImageContent]]
-    streamingBehavior: NotRequired[Literal["steer", "followUp"]]
-
-
-class RpcSessionState(TypedDict):
-    model: NotRequired[Model]
-    thinkingLevel: str
-    isStreaming: bool
-    isCompacting: bool
-    steeringMode: str
-    followUpMode: str
-    interruptMode: str
-    sessionFile: NotRequired[str]
-    sessionId: str
-    sessionName: NotRequired[str]
-    autoCompactionEnabled: bool
-    messageCount: int
-    queuedMessageCount: int
-    todoPhases: list[dict[str, Any]]
-    systemPrompt: str
-    dumpTools: list[dict[str, Any]]
-
-
-class RpcHostToolDefinition(TypedDict):
     name: str
-    description: str
-    parameters: dict[str, Any]
-    label: NotRequired[str]
-    hidden: NotRequired[bool]
+    request: type  # the request frame's TypedDict
+    control: bool = False  # takes effect at once, even while a blocking command runs (§2.4)
+    blocking: bool = False  # answered only when done (bash, compact, session switches …)
+    explain: Explain | None = None  # the protocol's own error text for some failures
 
 
-class HostToolCallFrame(TypedDict):
-    type: Literal["host_tool_call"]
-    id: str
-    toolCallId: str
-    toolName: str
-    arguments: dict[str, Any]
+def _js(value: Any) -> str:
+    """``value`` as JavaScript's ``String()`` shows it in a template string."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
 
 
-class ExtensionUiRequest(TypedDict):
-    type: Literal["extension_ui_request"]
-    id: str
-    method: str
+def _thinking_level(frame: dict[str, Any], failure: Invalid) -> Invalid:
+    """Any bad ``level`` → ``Invalid thinking level: …`` with the id (rpc-protocol §5.4 decision)."""
+    level = _js(frame["level"]) if "level" in frame else "undefined"
+    levels = ", ".join(("off", "minimal", "low", "medium", "high", "xhigh"))
+    return Invalid(f"Invalid thinking level: {level}. Valid levels: {levels}", True, failure.path)
+
+
+def _host_tools(frame: dict[str, Any], failure: Invalid) -> Invalid:
+    """Definition fields keep the protocol's texts (rpc-protocol §5.2, scenario S31)."""
+    parts = failure.path.replace("[", ".").replace("]", "").split(".")
+    if len(parts) < 3 or parts[0] != "tools" or not parts[1].isdigit():
+        return failure
+    index, key = int(parts[1]), parts[2]
+    tool = frame["tools"][index]
+    raw_name = tool.get("name") if isinstance(tool, dict) else None
+    name = raw_name.strip() if isinstance(raw_name, str) else ""
+    if key == "name" or not name:
+        return Invalid(f"Host tool at index {index} must provide a non-empty name", False, failure.path)
+    if key == "description":
+        return Invalid(f'Host tool "{name}" must provide a non-empty description', False, failure.path)
+    if key == "parameters":
+        return Invalid(f'Host tool "{name}" must provide a JSON Schema object', False, failure.path)
+    return failure
+
+
+_SPECS = (
+    CommandSpec("prompt", c.PromptCommand),
+    CommandSpec("steer", c.SteerCommand),
+    CommandSpec("follow_up", c.FollowUpCommand),
+    CommandSpec("abort", c.AbortCommand, control=True),
+    CommandSpec("abort_and_prompt", c.AbortAndPromptCommand, blocking=True),
+    CommandSpec("new_session", c.NewSessionCommand, blocking=True),
+    CommandSpec("get_state", c.GetStateCommand),
+    CommandSpec("set_todos", c.SetTodosCommand),
+    CommandSpec("set_host_tools", c.SetHostToolsCommand, explain=_host_tools),
+    CommandSpec("get_integrations", c.GetIntegrationsCommand),
+    CommandSpec("set_locale", c.SetLocaleCommand),
+    CommandSpec("set_model", c.SetModelCommand),
+    CommandSpec("cycle_model", c.CycleModelCommand),
+    CommandSpec("get_available_models", c.GetAvailableModelsCommand),
+    CommandSpec("set_thinking_level", c.SetThinkingLevelCommand, explain=_thinking_level),
+    CommandSpec("cycle_thinking_level", c.CycleThinkingLevelCommand),
+    CommandSpec("set_steering_mode", c.SetSteeringModeCommand),
+    CommandSpec("set_follow_up_mode", c.SetFollowUpModeCommand),
+    CommandSpec("set_interrupt_mode", c.SetInterruptModeCommand),
+    CommandSpec("compact", c.CompactCommand, blocking=True),
+    CommandSpec("set_auto_compaction", c.SetAutoCompactionCommand),
+    CommandSpec("set_auto_retry", c.SetAutoRetryCommand),
+    CommandSpec("abort_retry", c.AbortRetryCommand, control=True),
+    CommandSpec("bash", c.BashCommand, blocking=True),
+    CommandSpec("abort_bash", c.AbortBashCommand, control=True),
+    CommandSpec("get_session_stats", c.GetSessionStatsCommand),
+    CommandSpec("export_html", c.ExportHtmlCommand, blocking=True),
+    CommandSpec("switch_session", c.SwitchSessionCommand, blocking=True),
+    CommandSpec("branch", c.BranchCommand, blocking=True),
+    CommandSpec("get_branch_messages", c.GetBranchMessagesCommand),
+    CommandSpec("get_last_assistant_text", c.GetLastAssistantTextCommand),
+    CommandSpec("set_session_name", c.SetSessionNameCommand),
+    CommandSpec("get_messages", c.GetMessagesCommand),
+)
+
+SPECS: dict[str, CommandSpec] = {spec.name: spec for spec in _SPECS}
+COMMANDS: tuple[str, ...] = tuple(SPECS)
+CONTROL_COMMANDS: frozenset[str] = frozenset(s.name for s in _SPECS if s.control)
+
+
+def check(spec: CommandSpec, frame: dict[str, Any]) -> dict[str, Any] | Invalid:
+    """The command's validated copy, or the failure to answer with (see :mod:`xcsh.rpc.validation`)."""
+    result = check_command(spec.request, frame)
+    if isinstance(result, Invalid) and spec.explain is not None:
+        return spec.explain(frame, result)
+    return result

@@ -21,6 +21,8 @@ from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
+from xcsh.rpc.protocol import CONTROL_COMMANDS, SPECS, check
+from xcsh.rpc.validation import Invalid
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +40,6 @@ class _Handled:
 
 NO_DATA = _NoData()
 HANDLED = _Handled()
-CONTROL_COMMANDS = frozenset({"abort", "abort_bash", "abort_retry"})
 
 
 def _well_formed(frame: dict[str, Any], payload: str) -> bool:
@@ -178,7 +179,7 @@ class RpcServer:
             if kind == "host_tool_update" and _well_formed(frame, "partialResult"):
                 self.on_host_tool_update(frame)
                 return
-            if kind in CONTROL_COMMANDS:
+            if isinstance(kind, str) and kind in CONTROL_COMMANDS:
                 self.spawn(self._run_command(frame))
                 return
         self._enqueue(lambda: self._run_command(frame))
@@ -215,6 +216,17 @@ class RpcServer:
                 )
             return
         cid = frame.get("id")
+        spec = SPECS.get(kind) if isinstance(kind, str) else None
+        if spec is not None:
+            # the one validation point: a handler only ever sees fields of the declared types
+            checked = check(spec, frame)
+            if isinstance(checked, Invalid):
+                if checked.with_id:
+                    self.respond(kind, cid, error=checked.error)
+                else:
+                    self.parse_error(checked.error)
+                return
+            frame = checked
         try:
             result = await handler(self, frame)
         except CommandError as exc:
