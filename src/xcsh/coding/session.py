@@ -93,6 +93,11 @@ class AgentSession:
         self.agent.subscribe(self._on_agent_event)
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._busy = False
+        # the host's run has not reached its agent_end yet (a second prompt is refused);
+        # after it, runs the agent starts by itself never make a prompt fail (rpc-protocol §5.1)
+        self._host_run_open = False
+        self._between_runs = True
+        self._next_prompt: tuple[str, list[dict[str, Any]] | None] | None = None
         self._chain: asyncio.Task[None] | None = None
         self._generation = 0
         self.is_compacting = False
@@ -113,8 +118,14 @@ class AgentSession:
             listener(event)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
-        if event["type"] == "message_end":
+        kind = event["type"]
+        if kind == "message_end":
             self._persist_message(event["message"])
+        elif kind == "agent_start":
+            self._between_runs = False
+        elif kind == "agent_end":
+            self._between_runs = True
+            self._host_run_open = False
         self.emit(event)
 
     def _persist_message(self, message: AgentMessage) -> None:
@@ -210,10 +221,32 @@ class AgentSession:
             if streaming_behavior == "followUp":
                 self.follow_up(text, images)
                 return None
-            raise BusyError(BUSY_TEXT)
+            if self._host_run_open:
+                raise BusyError(BUSY_TEXT)
+            self._require_api_key()
+            self._supersede_continuation(text, images)
+            return None
         self._require_api_key()
         self._busy = True
+        self._host_run_open = True
         return asyncio.ensure_future(self._prompt(text, images, self._generation))
+
+    def _supersede_continuation(self, text: str, images: list[dict[str, Any]] | None) -> None:
+        """A prompt after the host's ``agent_end`` while the agent continues by itself.
+
+        A continuation run already streaming finishes and takes the prompt as a follow-up;
+        one not started yet (a retry back-off, a reminder or the continue after a
+        compaction) is dropped and the prompt runs in its place (rpc-protocol §5.1 decision).
+        A compaction in progress finishes first.
+        """
+        if not self._between_runs:
+            self.follow_up(text, images)
+            return
+        self._next_prompt = (text, images)
+        self._host_run_open = True
+        if not self.is_compacting:
+            for handler in self.hooks.post_run:
+                handler.cancel()
 
     def find_command(self, text: str) -> SlashCommand | None:
         if not text.startswith("/"):
@@ -231,26 +264,32 @@ class AgentSession:
         try:
             if generation != self._generation:
                 return  # aborted before the prompt got to run
-            self.flush_pending_bash()
-            for check in self.hooks.pre_prompt:
-                await check(self)
+            initial = await self._prompt_messages(text, images)
             if generation != self._generation:
                 return  # aborted while the pre-prompt checks ran
-            initial: list[AgentMessage] = []
-            for contribute in self.hooks.before_user_message:
-                initial.extend(contribute(self, text))
-            initial.append(user_message(text, images))
-            initial.extend(self.hidden_next_turn)
-            self.hidden_next_turn = []
-            mention = build_file_mention(text, self.cwd)
-            if mention is not None:
-                initial.append(mention)
-            for contribute in self.hooks.after_user_message:
-                initial.extend(contribute(self, text))
             await self._run_chain(initial)
         finally:
             if self._chain is None:
                 self._busy = False
+                self._host_run_open = False
+
+    async def _prompt_messages(self, text: str, images: list[dict[str, Any]] | None) -> list[AgentMessage]:
+        """The initial messages of a prompt's run (pre-prompt checks run first)."""
+        self.flush_pending_bash()
+        for check in self.hooks.pre_prompt:
+            await check(self)
+        initial: list[AgentMessage] = []
+        for contribute in self.hooks.before_user_message:
+            initial.extend(contribute(self, text))
+        initial.append(user_message(text, images))
+        initial.extend(self.hidden_next_turn)
+        self.hidden_next_turn = []
+        mention = build_file_mention(text, self.cwd)
+        if mention is not None:
+            initial.append(mention)
+        for contribute in self.hooks.after_user_message:
+            initial.extend(contribute(self, text))
+        return initial
 
     async def run_chain_now(self, initial: list[AgentMessage]) -> None:
         """Start a run chain from feature code (e.g. a continuation prompt) when idle."""
@@ -269,7 +308,18 @@ class AgentSession:
             added = await self.agent.prompt(initial)
             while generation == self._generation:
                 action = await self._after_run(added)
-                if action is None or generation != self._generation:
+                if generation != self._generation:
+                    break
+                if self._next_prompt is not None:
+                    # a host prompt that arrived after agent_end replaces the continuation
+                    text, images = self._next_prompt
+                    self._next_prompt = None
+                    initial = await self._prompt_messages(text, images)
+                    if generation != self._generation:
+                        break
+                    added = await self.agent.prompt(initial)
+                    continue
+                if action is None:
                     break
                 if action.kind == "continue":
                     added = await self.agent.continue_run()
@@ -278,6 +328,8 @@ class AgentSession:
         finally:
             self._chain = None
             self._busy = False
+            self._host_run_open = False
+            self._next_prompt = None
 
     async def _after_run(self, added: list[AgentMessage]) -> RunAction | None:
         for handler in self.hooks.post_run:
@@ -305,6 +357,7 @@ class AgentSession:
     async def abort(self) -> None:
         """Cancel pending continuations and the active run; return once idle."""
         self._generation += 1
+        self._next_prompt = None
         for handler in self.hooks.post_run:
             handler.cancel()
         self.agent.abort("aborted")
