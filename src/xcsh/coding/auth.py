@@ -51,6 +51,12 @@ class ApiKeys:
         """Record ``provider``'s ``models.yml`` ``apiKey`` value (literal or variable name)."""
         self._config[provider] = value
 
+    def config_env_names(self) -> set[str]:
+        """Environment variables ``models.yml`` names as an ``apiKey`` (credentials we read)."""
+        return {
+            value for value in self._config.values() if value in self._env or _ENV_NAME_RE.fullmatch(value)
+        }
+
     def get(self, provider: str) -> str | None:
         """The key for ``provider``, or None when no source has one."""
         runtime = self._runtime.get(provider)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
+from xcsh.coding import secrets
 from xcsh.coding.models import ModelRegistry, ModelResolutionError
 from xcsh.coding.models_config import ModelsConfigError
 from xcsh.coding.paths import sessions_root
@@ -89,6 +90,9 @@ def create_session(options: StartupOptions) -> AgentSession:
         )
     except (ModelsConfigError, SettingsError) as exc:
         raise StartupError(str(exc)) from exc
+    secrets.configure(
+        names=registry.key_env_names(), pass_through=settings.get_user_bool(secrets.PASS_SETTING, False)
+    )
     if options.rpc_mode:
         settings.reset_to_defaults(RPC_RESET_KEYS)
         settings.override("todo.eager", True)

@@ -132,6 +132,10 @@ class ModelRegistry:
         """Use ``key`` for ``provider`` ahead of environment and config (``--api-key``)."""
         self._keys.set_runtime(provider, key)
 
+    def key_env_names(self) -> set[str]:
+        """Environment variables ``models.yml`` names as API keys (the catalogue's are known anyway)."""
+        return self._keys.config_env_names()
+
     def api_key_for(self, provider: str) -> str | None:
         """The key for ``provider``: runtime key, then environment variables, then models.yml."""
         return self._keys.get(provider)

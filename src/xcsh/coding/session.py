@@ -26,6 +26,7 @@ from xcsh.coding.file_mentions import build_file_mention
 from xcsh.coding.hooks import RunAction, SessionHooks, SlashCommand
 from xcsh.coding.messages import convert_to_llm, user_message
 from xcsh.coding.models import ModelRegistry
+from xcsh.coding.secrets import public_model
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 from xcsh.coding.settings import Settings
 from xcsh.coding.system_prompt import build_system_prompt, find_context_files
@@ -410,7 +411,7 @@ class AgentSession:
     def state(self) -> dict[str, Any]:
         """The ``get_state`` payload."""
         data: dict[str, Any] = {
-            "model": self.agent.model,
+            "model": public_model(self.agent.model),
             "thinkingLevel": self.agent.thinking_level or "off",
             "isStreaming": self._busy,
             "isCompacting": self.is_compacting,

@@ -58,7 +58,7 @@ DEFAULTS: dict[str, Any] = {
         "disabledAgents": [],
         "agentModelOverrides": {},
     },
-    "tools": {"intentTracing": True},
+    "tools": {"intentTracing": True, "passProviderKeys": False},
     "edit": {"mode": "hashline"},
     "readHashLines": True,
     "readLineNumbers": False,
@@ -165,6 +165,21 @@ class Settings:
             if found:
                 return copy.deepcopy(value)
         return default
+
+    def get_user_bool(self, key: str, default: bool) -> bool:
+        """A boolean from overrides, the user file or the defaults — never the project file.
+
+        For settings that weaken a protection (passing credentials to tools, trusting
+        project code): a repository must not be able to grant itself those.
+        """
+        if key in self._overrides:
+            value = self._overrides[key]
+        else:
+            found, value = _lookup(self._user, key)
+            if not found:
+                found, value = _lookup(DEFAULTS, key)
+            value = value if found else default
+        return value if isinstance(value, bool) else default
 
     def get_int(self, key: str, default: int) -> int:
         value = self.get(key, default)

@@ -23,6 +23,7 @@ from typing import Any
 
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.bash.capture import OutputCapture
+from xcsh.coding.secrets import tool_environment
 
 KILL_GRACE_S = 0.5
 _DRAIN_AFTER_EXIT_S = 1.0
@@ -142,8 +143,9 @@ async def _terminate(pid: int, wait_task: asyncio.Task[int], grace_s: float) -> 
 
 
 def shell_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Our environment plus the non-interactive defaults and ``extra`` (which wins)."""
-    env = dict(os.environ)
+    """Our environment without provider credentials (:func:`xcsh.coding.secrets.tool_environment`),
+    plus the non-interactive defaults and ``extra`` (which wins)."""
+    env = tool_environment()
     env.update(NON_INTERACTIVE_ENV)
     if extra:
         env.update(extra)

@@ -9,6 +9,7 @@ from xcsh.agent.queue import normalize_queue_mode
 from xcsh.ai.thinking import next_level, parse_level
 from xcsh.ai.types import THINKING_LEVELS, Model
 from xcsh.coding.errors import CommandError
+from xcsh.coding.secrets import public_model
 from xcsh.coding.session import model_ref
 from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
 
@@ -93,7 +94,7 @@ async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
         raise CommandError(f"Model not found: {provider}/{model_id}")
     session.switch_model(model)
     _remember_default(session, model)
-    return model
+    return public_model(model)
 
 
 def _remember_default(session: AgentSession, model: Model) -> None:
@@ -133,7 +134,7 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
         # the scoped model's own level, applied as is: unset stays unset (omitted below)
         session.switch_model(model, level)
         _remember_default(session, model)
-        data: dict[str, Any] = {"model": model}
+        data: dict[str, Any] = {"model": public_model(model)}
         if session.thinking_level is not None:
             data["thinkingLevel"] = session.thinking_level
         data["isScoped"] = True
@@ -152,7 +153,7 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
     model = models[(index + 1) % len(models)]
     session.switch_model(model)
     _remember_default(session, model)
-    data = {"model": model}
+    data = {"model": public_model(model)}
     if session.thinking_level is not None:
         data["thinkingLevel"] = session.thinking_level
     data["isScoped"] = False
@@ -160,7 +161,7 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 async def get_available_models(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return {"models": server.session.registry.available_models()}
+    return {"models": [public_model(m) for m in server.session.registry.available_models()]}
 
 
 async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
