@@ -66,6 +66,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--no-rules",), "no_rules", "bool", "do not load rules (prompt rules and TTSR rules)"),
     Flag(("--approve",), "approve", "value", "ask the host before running these tools (* = all)", "TOOLS"),
     Flag(
+        ("--no-todo-defaults",), "no_todo_defaults", "bool", "rpc: no eager todo prelude, no todo reminders"
+    ),
+    Flag(
+        ("--protocol-fixes",), "protocol_fixes", "bool", "rpc: ids on every error, settled frames per prompt"
+    ),
+    Flag(
         ("--allow-home",), "allow_home", "bool", "stay in the home directory instead of moving to a temp dir"
     ),
     Flag(("--list-models",), "list_models", "pattern", "list available models (optional pattern)", "PATTERN"),
@@ -128,6 +134,8 @@ class CliArgs:
     no_skills: bool = False
     no_rules: bool = False
     approve: str | None = None
+    no_todo_defaults: bool = False
+    protocol_fixes: bool = False
     allow_home: bool = False
     list_models: str | None = None
     """``None`` when absent, ``""`` without a pattern."""

@@ -89,12 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         skills=args.skills,
         model_roles=_model_roles(args),
         approve=args.approve,
+        no_todo_defaults=args.no_todo_defaults,
     )
     try:
         if mode == "rpc":
             from xcsh.modes.rpc.run import run_rpc
 
-            return run_rpc(lambda: create_session(options))
+            return run_rpc(lambda: create_session(options), protocol_fixes=args.protocol_fixes)
         if mode == "acp":
             return _run_acp(options)
         return _run_print(args, options, json_events=mode == "json")

@@ -71,6 +71,8 @@ class StartupOptions:
     """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
     # tool approvals (coding/approvals.py): comma list of tools, "*" for all; None = settings
     approve: str | None = None
+    # RPC mode without the eager todo prelude and reminders (flag --no-todo-defaults)
+    no_todo_defaults: bool = False
 
 
 # Tools that feature installers register when ``--tools`` lists them (not built-ins).
@@ -96,6 +98,10 @@ def create_session(options: StartupOptions) -> AgentSession:
     if options.rpc_mode:
         settings.reset_to_defaults(RPC_RESET_KEYS)
         settings.override("todo.eager", True)
+        if options.no_todo_defaults or settings.get("rpc.todoDefaults") is False:
+            # a host opted out of the forced todo behaviour (docs/host-commands.md)
+            settings.override("todo.eager", False)
+            settings.override("todo.reminders", False)
     for role_name, pattern in options.model_roles.items():
         settings.override(f"modelRoles.{role_name}", pattern)
     store, resumed = _open_store(options)

@@ -418,6 +418,25 @@ class RpcClient:
     async def get_messages(self) -> list[dict[str, Any]]:
         return list((await self.call({"type": "get_messages"}))["messages"])
 
+    # ---- beyond the reference (docs/host-commands.md) -------------------------------
+    async def get_commands(self) -> list[dict[str, Any]]:
+        return list((await self.call({"type": "get_commands"}))["commands"])
+
+    async def clear_queue(self) -> dict[str, list[str]]:
+        return dict(await self.call({"type": "clear_queue"}))
+
+    async def list_sessions(self, scope: str = "cwd") -> list[dict[str, Any]]:
+        return list((await self.call({"type": "list_sessions", "scope": scope}))["sessions"])
+
+    async def get_tree(self) -> dict[str, Any]:
+        return dict(await self.call({"type": "get_tree"}))
+
+    async def get_tools(self) -> list[dict[str, Any]]:
+        return list((await self.call({"type": "get_tools"}))["tools"])
+
+    async def set_active_tools(self, tool_names: list[str]) -> list[str]:
+        return list((await self.call({"type": "set_active_tools", "toolNames": tool_names}))["toolNames"])
+
 
 def _loads(text: str) -> Frame:
     """Parse one stdout line; anything that is not a JSON object is kept as an ``invalid`` frame."""

@@ -356,6 +356,56 @@ class GetMessagesCommand(TypedDict):
     id: NotRequired[Id]
 
 
+# ---- beyond the reference (docs/host-commands.md) ---------------------------------------------
+class GetCommandsCommand(TypedDict):
+    """Every `/command` a user can type: extension commands, file commands, prompt templates, skills."""
+
+    type: Literal["get_commands"]
+    id: NotRequired[Id]
+
+
+class ClearQueueCommand(TypedDict):
+    """Drop every queued steering and follow-up message; the answer lists their texts."""
+
+    type: Literal["clear_queue"]
+    id: NotRequired[Id]
+
+
+class ListSessionsCommand(TypedDict):
+    """Stored sessions, most recently modified first."""
+
+    type: Literal["list_sessions"]
+    id: NotRequired[Id]
+    scope: NotRequired[
+        Annotated[
+            str | None,
+            Meta(description="`cwd` (default): the session directory in use; `all`: every project."),
+        ]
+    ]
+
+
+class GetTreeCommand(TypedDict):
+    """The session's entries as a tree, with labels, the current leaf and the path to it."""
+
+    type: Literal["get_tree"]
+    id: NotRequired[Id]
+
+
+class GetToolsCommand(TypedDict):
+    """Every registered tool with its schema, source and whether it is active."""
+
+    type: Literal["get_tools"]
+    id: NotRequired[Id]
+
+
+class SetActiveToolsCommand(TypedDict):
+    """Make exactly these registered tools active from the next model call."""
+
+    type: Literal["set_active_tools"]
+    id: NotRequired[Id]
+    toolNames: Annotated[list[str], Meta(description="Names of registered tools; `[]` turns every tool off.")]
+
+
 # ---- answers to the server's requests (§7, §8) ---------------------------------------------
 class ToolResultInput(TypedDict):
     """A tool result as the host sends it."""

@@ -106,6 +106,13 @@ _SPECS = (
     CommandSpec("get_last_assistant_text", c.GetLastAssistantTextCommand),
     CommandSpec("set_session_name", c.SetSessionNameCommand),
     CommandSpec("get_messages", c.GetMessagesCommand),
+    # beyond the reference (docs/host-commands.md)
+    CommandSpec("get_commands", c.GetCommandsCommand),
+    CommandSpec("clear_queue", c.ClearQueueCommand),
+    CommandSpec("list_sessions", c.ListSessionsCommand),
+    CommandSpec("get_tree", c.GetTreeCommand),
+    CommandSpec("get_tools", c.GetToolsCommand),
+    CommandSpec("set_active_tools", c.SetActiveToolsCommand),
 )
 
 SPECS: dict[str, CommandSpec] = {spec.name: spec for spec in _SPECS}

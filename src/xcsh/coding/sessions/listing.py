@@ -178,3 +178,8 @@ def resolve_session_arg(value: str, session_dir: Path, sessions_root: Path | Non
             names = ", ".join(p.name for p in matches[:5]) + (", …" if len(matches) > 5 else "")
             raise SessionNotFoundError(f'Multiple sessions match "{value}": {names}; give a longer prefix')
     raise SessionNotFoundError(f'No session found matching "{value}"')
+
+
+def list_all_sessions(root: Path) -> list[SessionInfo]:
+    """Every session below ``root`` (all projects), most recently modified first."""
+    return _collect(_session_files(root, recursive=True))

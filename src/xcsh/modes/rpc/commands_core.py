@@ -26,8 +26,12 @@ def _start(server: RpcServer, command: str, cid: Any, text: str, images: Any, be
         task = server.session.start_prompt(text, images, behavior)
     except CommandError as exc:
         server.respond(command, cid, error=str(exc))
+        for listener in server.prompt_started:
+            listener(command, cid, None, str(exc))
         return
     if task is None:
+        for listener in server.prompt_started:
+            listener(command, cid, None, None)
         return
 
     def done(t: asyncio.Task[None]) -> None:
@@ -38,6 +42,9 @@ def _start(server: RpcServer, command: str, cid: Any, text: str, images: Any, be
             server.respond(command, cid, error=str(exc) or type(exc).__name__)
 
     task.add_done_callback(done)
+    # after ``done``: a late failure's error response comes before any settled frame
+    for listener in server.prompt_started:
+        listener(command, cid, task, None)
     server.spawn(task)
 
 

@@ -22,3 +22,6 @@ def install(server: RpcServer) -> None:
     from xcsh.modes.rpc.approvals import install as install_approvals
 
     install_approvals(server)
+    from xcsh.modes.rpc.commands_hosts import install as install_hosts
+
+    install_hosts(server)

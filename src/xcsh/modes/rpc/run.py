@@ -20,10 +20,10 @@ EXTRA_HANDLERS: dict[str, Handler] = {}
 SERVER_INSTALLERS: list[Callable[[RpcServer], None]] = []
 
 
-async def serve(session: AgentSession, frame_fd: int) -> None:
+async def serve(session: AgentSession, frame_fd: int, *, protocol_fixes: bool = False) -> None:
     """Serve ``session`` until stdin reaches EOF."""
     writer = FrameWriter(frame_fd)
-    server = RpcServer(session, writer)
+    server = RpcServer(session, writer, protocol_fixes=protocol_fixes)
     server.handlers.update(CORE_HANDLERS)
     from xcsh.modes.rpc.commands_session import HANDLERS as SESSION_HANDLERS
 
@@ -34,12 +34,16 @@ async def serve(session: AgentSession, frame_fd: int) -> None:
     features.install(server)
     for install in SERVER_INSTALLERS:
         install(server)
+    if protocol_fixes:
+        from xcsh.modes.rpc.settle import install as install_settle
+
+        install_settle(server)
     reader = StdinReader(asyncio.get_running_loop())
     reader.start()
     await server.serve(reader)
 
 
-def run_rpc(build_session: Callable[[], AgentSession]) -> int:
+def run_rpc(build_session: Callable[[], AgentSession], *, protocol_fixes: bool = False) -> int:
     """Claim stdout for frames, build the session, serve; exit code 0 at stdin EOF.
 
     Start-up errors raised by ``build_session`` propagate before any frame is written.
@@ -50,7 +54,7 @@ def run_rpc(build_session: Callable[[], AgentSession]) -> int:
 
     async def main() -> None:
         session = build_session()
-        await serve(session, frame_fd)
+        await serve(session, frame_fd, protocol_fixes=protocol_fixes)
         session.shutdown()
 
     asyncio.run(main())

@@ -52,9 +52,13 @@ def _well_formed(frame: dict[str, Any], payload: str) -> bool:
 class RpcServer:
     """Serves one :class:`AgentSession` over a frame writer until stdin ends."""
 
-    def __init__(self, session: AgentSession, writer: FrameWriter) -> None:
+    def __init__(self, session: AgentSession, writer: FrameWriter, *, protocol_fixes: bool = False) -> None:
         self.session = session
         self.writer = writer
+        # --protocol-fixes: error responses keep the request id; settled frames (settle.py)
+        self.protocol_fixes = protocol_fixes
+        # told of every prompt-like command: (command, id, run task or None if queued, error text)
+        self.prompt_started: list[Callable[[str, Any, asyncio.Task[None] | None, str | None], None]] = []
         self.handlers: dict[str, Handler] = {}
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
@@ -191,6 +195,12 @@ class RpcServer:
                 return
             await job()
 
+    def _keep_id(self, request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+        """With ``--protocol-fixes``, an error response carries the request's id (first, as usual)."""
+        if not self.protocol_fixes or request.get("id") is None:
+            return response
+        return {"id": request["id"], **response}
+
     async def _run_command(self, frame: Any) -> None:
         if frame is None or not isinstance(frame, dict):
             if frame is None:
@@ -202,18 +212,17 @@ class RpcServer:
         handler = self.handlers.get(kind) if isinstance(kind, str) else None
         if handler is None:
             if "type" not in frame:
-                self._answer({"type": "response", "success": False, "error": "Unknown command: undefined"})
+                unknown = {"type": "response", "success": False, "error": "Unknown command: undefined"}
             else:
                 # JSON.stringify keeps a null command; String(null) is "null"
                 shown = kind if isinstance(kind, str) else json.dumps(kind)
-                self._answer(
-                    {
-                        "type": "response",
-                        "command": kind,
-                        "success": False,
-                        "error": f"Unknown command: {shown}",
-                    }
-                )
+                unknown = {
+                    "type": "response",
+                    "command": kind,
+                    "success": False,
+                    "error": f"Unknown command: {shown}",
+                }
+            self._answer(self._keep_id(frame, unknown))
             return
         cid = frame.get("id")
         spec = SPECS.get(kind) if isinstance(kind, str) else None
@@ -221,7 +230,7 @@ class RpcServer:
             # the one validation point: a handler only ever sees fields of the declared types
             checked = check(spec, frame)
             if isinstance(checked, Invalid):
-                if checked.with_id:
+                if checked.with_id or (self.protocol_fixes and cid is not None):
                     self.respond(kind, cid, error=checked.error)
                 else:
                     self.parse_error(checked.error)
@@ -234,7 +243,11 @@ class RpcServer:
             return
         except Exception as exc:  # the one boundary: any failure becomes a parse-error response
             logger.debug("command %s failed", kind, exc_info=True)
-            self.parse_error(str(exc) or type(exc).__name__)
+            message = str(exc) or type(exc).__name__
+            if self.protocol_fixes and cid is not None:
+                self.respond(kind, cid, error=message)
+            else:
+                self.parse_error(message)
             return
         if result is HANDLED:
             return

@@ -1,0 +1,218 @@
+"""Session operations hosts ask for beyond the reference: commands, queue, sessions, tree, tools.
+
+Each function takes the session and returns the wire payload (protocol field names);
+failures the host caused raise :class:`~xcsh.coding.errors.CommandError`. RPC handlers,
+the in-process API and ACP call these, so every surface gives the same answers
+(docs/host-commands.md).
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from xcsh.coding.errors import CommandError
+from xcsh.coding.sessions.context import message_text
+
+if TYPE_CHECKING:
+    from xcsh.coding.session import AgentSession
+
+MAX_PREVIEW = 120
+
+
+def _first_line(text: str) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def _front_text(front: dict[str, Any], key: str) -> str | None:
+    value = front.get(key)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def list_commands(session: AgentSession) -> dict[str, Any]:
+    """``get_commands``: extension commands, file commands, prompt templates and skills.
+
+    Each entry: ``name`` (typed after ``/``), ``description``, ``source`` (``extension``,
+    ``command``, ``prompt``, ``skill``), optional ``argumentHint`` and ``path``.
+    """
+    from xcsh.coding.discovery import LoadContext, discover, parse_front_matter
+    from xcsh.coding.extensions.feature import runner_for
+    from xcsh.coding.paths import home_dir
+
+    commands: list[dict[str, Any]] = []
+    runner = runner_for(session)
+    if runner is not None:
+        for name, (extension, spec) in runner.commands.items():
+            entry: dict[str, Any] = {"name": name, "description": spec.description, "source": "extension"}
+            path = getattr(extension, "path", None)
+            if isinstance(path, str | Path):
+                entry["path"] = str(path)
+            commands.append(entry)
+    found = discover(LoadContext.create(session.cwd, home_dir(), session.config.agent_dir))
+    for source, files in (("command", found.commands), ("prompt", found.prompts)):
+        for item in files:
+            front, body = parse_front_matter(item.content)
+            entry = {
+                "name": item.name,
+                "description": _front_text(front, "description") or _first_line(body),
+                "source": source,
+            }
+            hint = _front_text(front, "argumentHint")
+            if hint:
+                entry["argumentHint"] = hint
+            entry["path"] = item.path
+            commands.append(entry)
+    for skill in found.skills:
+        commands.append(
+            {
+                "name": f"skill:{skill.name}",
+                "description": skill.description,
+                "source": "skill",
+                "path": skill.path,
+            }
+        )
+    return {"commands": commands}
+
+
+def clear_queue(session: AgentSession) -> dict[str, list[str]]:
+    """``clear_queue``: drop queued steering and follow-up messages; return their texts."""
+    agent = session.agent
+    dropped = {
+        "steering": [message_text(m) for m in agent.steering.peek_all()],
+        "followUp": [message_text(m) for m in agent.follow_ups.peek_all()],
+    }
+    agent.clear_queues()
+    return dropped
+
+
+def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -> dict[str, Any]:
+    """``list_sessions``: stored sessions of the cwd (or of every project), newest first."""
+    from xcsh.coding.paths import sessions_root
+    from xcsh.coding.sessions.listing import list_all_sessions, list_sessions, session_dir_for
+
+    configured = session.config.session_dir
+    if scope == "all" and configured is None:
+        infos = list_all_sessions(sessions_root())
+    else:
+        infos = list_sessions(configured or session_dir_for(session.cwd, sessions_root()))
+    out = []
+    for info in infos:
+        item: dict[str, Any] = {"path": str(info.path), "id": info.id, "cwd": info.cwd}
+        if info.title:
+            item["name"] = info.title
+        item["firstMessage"] = info.first_message
+        item["messageCount"] = info.message_count
+        item["created"] = info.created
+        item["modified"] = (
+            datetime.datetime.fromtimestamp(info.modified, datetime.UTC).isoformat().replace("+00:00", "Z")
+        )
+        if info.parent_session:
+            item["parentSession"] = info.parent_session
+        item["current"] = session.store.path is not None and Path(info.path) == Path(session.store.path)
+        out.append(item)
+    return {"sessions": out}
+
+
+def _preview(entry: dict[str, Any]) -> str | None:
+    message = entry.get("message")
+    if isinstance(message, dict):
+        text = message_text(message)
+        if not text and message.get("role") == "assistant":
+            calls = [
+                b.get("name")
+                for b in message.get("content") or []
+                if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+            text = ", ".join(str(c) for c in calls if c)
+        return " ".join(text.split())[:MAX_PREVIEW]
+    for key in ("summary", "modelId", "model", "thinkingLevel", "customType"):
+        value = entry.get(key)
+        if isinstance(value, str):
+            return value[:MAX_PREVIEW]
+    return None
+
+
+def entry_tree(session: AgentSession) -> dict[str, Any]:
+    """``get_tree``: the session's entries as a tree (``label`` entries folded into their targets).
+
+    Each node: ``id``, ``parentId``, ``type``, ``timestamp``, ``role`` (message entries),
+    ``preview`` (a one-line excerpt), ``label`` (when labelled) and ``children``. ``leafId`` is
+    the entry new messages attach to; ``path`` lists the ids from the root to it.
+    """
+    store = session.store
+    nodes: dict[str, dict[str, Any]] = {}
+    roots: list[dict[str, Any]] = []
+    for entry in store.entries:
+        raw: dict[str, Any] = dict(entry)
+        if raw.get("type") == "label":
+            continue
+        node: dict[str, Any] = {
+            "id": raw.get("id"),
+            "parentId": raw.get("parentId"),
+            "type": raw.get("type"),
+            "timestamp": raw.get("timestamp"),
+        }
+        message = raw.get("message")
+        if isinstance(message, dict):
+            node["role"] = message.get("role")
+        preview = _preview(raw)
+        if preview:
+            node["preview"] = preview
+        label = store.get_label(str(raw.get("id")))
+        if label:
+            node["label"] = label
+        node["children"] = []
+        nodes[str(node["id"])] = node
+        parent = nodes.get(str(node["parentId"])) if node["parentId"] is not None else None
+        (parent["children"] if parent is not None else roots).append(node)
+    leaf = store.leaf_id
+    path = [str(e.get("id")) for e in store.branch_path(leaf) if e.get("type") != "label"]
+    return {"tree": roots, "leafId": leaf, "path": path}
+
+
+def tool_infos(session: AgentSession) -> dict[str, Any]:
+    """``get_tools``: every registered tool with ``active`` and ``source`` (builtin, host, extension, feature)."""
+    from xcsh.coding.tools import BUILTIN_TOOL_NAMES
+
+    active = set(session.active_tool_names)
+    tools = []
+    for tool in session.tool_registry.values():
+        if tool.meta.get("host"):
+            source = "host"
+        elif "extensionPath" in tool.meta:
+            source = "extension"
+        elif tool.name in BUILTIN_TOOL_NAMES:
+            source = "builtin"
+        else:
+            source = "feature"
+        item: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "active": tool.name in active,
+            "source": source,
+        }
+        if tool.label:
+            item["label"] = tool.label
+        if tool.hidden:
+            item["hidden"] = True
+        tools.append(item)
+    return {"tools": tools}
+
+
+def set_active_tools(session: AgentSession, names: list[Any]) -> dict[str, Any]:
+    """``set_active_tools``: exactly these registered tools are active from the next model call.
+
+    Unknown names fail the command and change nothing. The system prompt is rebuilt.
+    """
+    if not all(isinstance(n, str) for n in names):
+        raise CommandError("toolNames must be an array of strings")
+    unknown = [n for n in names if n not in session.tool_registry]
+    if unknown:
+        known = ", ".join(session.tool_registry) or "none"
+        raise CommandError(f"Unknown tool(s): {', '.join(unknown)}. Registered tools: {known}")
+    session.active_tool_names = list(dict.fromkeys(names))
+    session.refresh_tools()
+    return {"toolNames": list(session.active_tool_names)}

@@ -1,0 +1,58 @@
+"""Handlers of the commands hosts asked for beyond the reference (docs/host-commands.md).
+
+``get_commands``, ``clear_queue``, ``list_sessions``, ``get_tree``, ``get_tools`` and
+``set_active_tools``: thin adapters over :mod:`xcsh.coding.host_ops`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xcsh.coding import host_ops
+from xcsh.coding.errors import CommandError
+from xcsh.modes.rpc.fields import opt_str, req_list
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import Handler, RpcServer
+
+
+async def get_commands(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return host_ops.list_commands(server.session)
+
+
+async def clear_queue(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return host_ops.clear_queue(server.session)
+
+
+async def list_sessions(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    scope = opt_str(cmd, "scope") or "cwd"
+    if scope not in ("cwd", "all"):
+        raise CommandError(f"Invalid scope: {scope}. Valid scopes: cwd, all")
+    return host_ops.list_sessions(server.session, "all" if scope == "all" else "cwd")
+
+
+async def get_tree(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return host_ops.entry_tree(server.session)
+
+
+async def get_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return host_ops.tool_infos(server.session)
+
+
+async def set_active_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    return host_ops.set_active_tools(server.session, req_list(cmd, "toolNames"))
+
+
+HANDLERS: dict[str, Handler] = {
+    "get_commands": get_commands,
+    "clear_queue": clear_queue,
+    "list_sessions": list_sessions,
+    "get_tree": get_tree,
+    "get_tools": get_tools,
+    "set_active_tools": set_active_tools,
+}
+
+
+def install(server: RpcServer) -> None:
+    """Register these handlers on ``server``."""
+    server.handlers.update(HANDLERS)

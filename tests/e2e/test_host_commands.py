@@ -1,0 +1,166 @@
+"""Commands hosts asked for beyond the reference (docs/host-commands.md), against the real process."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import BASE_ARGS, Workspace, tool_defs, user_texts
+from xcsh.rpc.client import RpcClient, RpcError
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+EXTENSION = """
+def hello(args, ctx):
+    ctx.ui.notify("hi " + args)
+
+
+def setup(xcsh):
+    xcsh.register_command("hello", hello, "say hello")
+"""
+
+
+def spawn(ws: Workspace, *args: str, base: list[str] | None = None) -> Any:
+    return RpcClient.spawn(args=[*(BASE_ARGS if base is None else base), *args], cwd=ws.proj, env=ws.env)
+
+
+async def test_get_commands_lists_extension_and_file_commands_templates_and_skills(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    proj = workspace.proj / ".xcsh"
+    (proj / "commands").mkdir(parents=True)
+    (proj / "commands" / "review.md").write_text(
+        "---\ndescription: Review the diff\nargument-hint: <branch>\n---\nReview $1\n"
+    )
+    (proj / "prompts").mkdir()
+    (proj / "prompts" / "explain.md").write_text("Explain the code in plain words.\nMore.\n")
+    (proj / "skills" / "deploy").mkdir(parents=True)
+    (proj / "skills" / "deploy" / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: Ship it\n---\nSteps\n"
+    )
+    ext = tmp_path / "hello_ext.py"
+    ext.write_text(EXTENSION)
+    workspace.env["HOME"] = str(tmp_path / "home")
+    async with spawn(workspace, "--extension", str(ext)) as client:
+        commands = await client.get_commands()
+    by_name = {c["name"]: c for c in commands}
+    assert by_name["hello"] == {**by_name["hello"], "description": "say hello", "source": "extension"}
+    assert by_name["review"] == {
+        **by_name["review"],
+        "description": "Review the diff",
+        "source": "command",
+        "argumentHint": "<branch>",
+    }
+    assert by_name["explain"]["source"] == "prompt"
+    assert by_name["explain"]["description"] == "Explain the code in plain words."
+    assert by_name["skill:deploy"] == {**by_name["skill:deploy"], "description": "Ship it", "source": "skill"}
+
+
+async def test_clear_queue_returns_and_drops_queued_messages(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.script(script.hold("Working"))
+    async with spawn(workspace) as client:
+        mark = client.mark()
+        await client.prompt("long?")
+        await client.wait_for_type("message_update", since=mark)
+        await client.steer("also this")
+        await client.follow_up("and later that")
+        assert (await client.get_state())["queuedMessageCount"] == 2
+        dropped = await client.clear_queue()
+        state = await client.get_state()
+        await client.abort()
+        again = await client.clear_queue()
+    assert dropped == {"steering": ["also this"], "followUp": ["and later that"]}
+    assert state["queuedMessageCount"] == 0
+    assert again == {"steering": [], "followUp": []}
+
+
+async def test_list_sessions_is_newest_first_with_name_first_message_and_counts(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(script.text("one"), script.text("two"), script.text("three"))
+    base = ["--model", "fake/fake-model", "--no-tools", "--session-dir", str(workspace.sess)]
+    async with spawn(workspace, base=base) as client:
+        await client.prompt_and_wait("first session?")
+        await client.set_session_name("Alpha")
+        first_file = (await client.get_state())["sessionFile"]
+        await client.new_session()
+        await client.prompt_and_wait("second session?")
+        await client.prompt_and_wait("more?")
+        second_file = (await client.get_state())["sessionFile"]
+        sessions = await client.list_sessions()
+        everything = await client.list_sessions("all")
+        with pytest.raises(RpcError, match="Invalid scope"):
+            await client.list_sessions("galaxy")
+    assert [s["path"] for s in sessions] == [second_file, first_file]
+    newest, oldest = sessions
+    assert newest["firstMessage"] == "second session?" and newest["messageCount"] == 4
+    assert newest["current"] is True and "name" not in newest
+    assert oldest["name"] == "Alpha" and oldest["messageCount"] == 2 and oldest["current"] is False
+    assert newest["modified"] >= oldest["modified"] and newest["modified"].endswith("Z")
+    assert [s["path"] for s in everything] == [second_file, first_file]
+
+
+async def test_get_tree_shows_the_entry_tree_with_the_leaf_and_the_path_to_it(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(script.text("a1"), script.text("a2"))
+    async with spawn(workspace) as client:
+        await client.prompt_and_wait("q1?")
+        await client.prompt_and_wait("q2?")
+        tree = await client.get_tree()
+    (root,) = tree["tree"]
+    chain = [root]
+    while chain[-1]["children"]:
+        (child,) = chain[-1]["children"]
+        chain.append(child)
+    messages = [(n["role"], n.get("preview")) for n in chain if n["type"] == "message"]
+    assert messages == [("user", "q1?"), ("assistant", "a1"), ("user", "q2?"), ("assistant", "a2")]
+    assert tree["leafId"] == chain[-1]["id"]
+    assert tree["path"] == [n["id"] for n in chain]
+    assert all(n["parentId"] == p["id"] for p, n in itertools.pairwise(chain))
+
+
+async def test_set_active_tools_switches_tools_for_the_next_model_call(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(script.text("one"), script.text("two"))
+    async with spawn(workspace, base=["--model", "fake/fake-model", "--no-session"]) as client:
+        tools = await client.get_tools()
+        assert await client.set_active_tools(["read", "grep"]) == ["read", "grep"]
+        await client.prompt_and_wait("first?")
+        after = {t["name"]: t["active"] for t in await client.get_tools()}
+        with pytest.raises(RpcError, match="Unknown tool"):
+            await client.set_active_tools(["read", "teleport"])
+        assert await client.set_active_tools([]) == []
+        await client.prompt_and_wait("second?")
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["bash"]["active"] is True and by_name["bash"]["source"] == "builtin"
+    assert set(by_name["bash"]["parameters"]["properties"]) >= {"command"}
+    assert [t["name"] for t in tool_defs(fake_llm.requests[0].json)] == ["read", "grep"]
+    assert after["read"] is True and after["bash"] is False
+    assert "tools" not in fake_llm.requests[1].json
+
+
+async def test_no_todo_defaults_turns_off_the_eager_prelude_in_rpc_mode(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(script.text("ok"))
+    async with spawn(workspace, "--no-todo-defaults") as client:
+        frames = await client.prompt_and_wait("Implement the feature")
+    roles = [f["message"]["role"] for f in frames if f["type"] == "message_start"]
+    assert roles == ["user", "assistant"]
+    assert user_texts(fake_llm.requests[0].json) == ["Implement the feature"]
+    assert "tool_choice" not in fake_llm.requests[0].json
+
+
+async def test_rpc_todo_defaults_setting_false_turns_off_the_prelude(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.config("rpc:\n  todoDefaults: false\n")
+    fake_llm.script(script.text("ok"))
+    async with spawn(workspace) as client:
+        frames = await client.prompt_and_wait("Implement the feature")
+    assert [f["message"]["role"] for f in frames if f["type"] == "message_start"] == ["user", "assistant"]
