@@ -16,6 +16,7 @@ from typing import Any
 
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import last_assistant_text
+from xcsh.modes.signals import install_stop_handlers
 from xcsh.rpc.jsonl import encode_frame
 
 
@@ -36,6 +37,7 @@ def run_print(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
 
 async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     session = build_session()
+    stop = install_stop_handlers(lambda: session)
     out = sys.stdout.buffer
     json_events = job.json_events
     if json_events:
@@ -54,6 +56,7 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
             task = session.start_prompt(text, images)
             if task is not None:
                 await task  # the prompt task runs the whole chain (retries, compaction, reminders)
+            await stop.settle()
     except Exception as exc:  # mode boundary: report and fail with a non-zero exit code
         sys.stderr.write(f"Error: {exc}\n")
         session.shutdown()

@@ -7,6 +7,8 @@
   whole group, then SIGKILL after a short grace, and stops waiting for the pipe
   shortly after the shell is gone (background children may hold it open).
 - Output goes through :class:`~xcsh.coding.bash.capture.OutputCapture`.
+- Every running group is registered so :func:`terminate_all_groups` can end them all when
+  the process itself is told to stop (SIGTERM/SIGHUP/SIGINT, see ``xcsh.modes.signals``).
 """
 
 from __future__ import annotations
@@ -53,9 +55,45 @@ class ProcessOutcome:
     timed_out: bool
 
 
+# Process groups of the shells running now (a group's id is its leader's pid).
+_live_groups: set[int] = set()
+
+
 def _kill_group(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+def live_groups() -> frozenset[int]:
+    """Process groups of the shell commands running now."""
+    return frozenset(_live_groups)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def terminate_all_groups(grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM every running shell's process group, then SIGKILL what is left after ``grace_s``.
+
+    Synchronous (it may block for ``grace_s``): meant for the moment the process is told to
+    stop. Groups are forgotten afterwards.
+    """
+    import time
+
+    groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid, signal_module.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while any(_group_alive(g) for g in groups) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pgid in groups:
+        _kill_group(pgid, signal_module.SIGKILL)
+    _live_groups.difference_update(groups)
 
 
 async def run_shell_process(
@@ -93,6 +131,7 @@ async def run_shell_process(
         raise BashLaunchError(f"Could not start shell in {cwd}: {exc.strerror or exc}") from exc
     finally:
         os.close(write_fd)
+    _live_groups.add(proc.pid)
     reader = asyncio.StreamReader(limit=1 << 20)
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader),
@@ -129,6 +168,7 @@ async def run_shell_process(
         transport.close()
         if proc.returncode is None:
             _kill_group(proc.pid, signal_module.SIGKILL)
+        _live_groups.discard(proc.pid)
         capture.finish()
     exit_code = None if (aborted or timed_out) else proc.returncode
     return ProcessOutcome(capture=capture, exit_code=exit_code, aborted=aborted, timed_out=timed_out)

@@ -52,6 +52,9 @@ def run_acp(options: StartupOptions) -> int:
     frame_fd = claim_stdout()
 
     async def main() -> None:
+        from xcsh.modes.signals import install_stop_handlers
+
+        install_stop_handlers(lambda: None)  # ends the shells' process groups, then exits
         agent = XcshAcpAgent(options, create_session)
         reader, writer = await _streams(frame_fd)
         try:

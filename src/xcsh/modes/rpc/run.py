@@ -12,6 +12,7 @@ from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.commands_core import HANDLERS as CORE_HANDLERS
 from xcsh.modes.rpc.server import Handler, RpcServer
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
+from xcsh.modes.signals import install_stop_handlers
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,9 @@ def run_rpc(build_session: Callable[[], AgentSession], *, protocol_fixes: bool =
 
     async def main() -> None:
         session = build_session()
+        stop = install_stop_handlers(lambda: session)
         await serve(session, frame_fd, protocol_fixes=protocol_fixes)
+        await stop.settle()
         session.shutdown()
 
     asyncio.run(main())

@@ -1,0 +1,102 @@
+"""Stopping on SIGTERM, SIGHUP and SIGINT: abort, end every child process group, flush, exit.
+
+A supervisor, ``timeout`` or a closed terminal must not leave commands running that the
+agent started in their own process groups. On the first of these signals the handler:
+
+1. sends SIGTERM to every running shell command's process group, SIGKILL after a short
+   grace (:func:`xcsh.coding.bash.process.terminate_all_groups`);
+2. aborts the session's run (bounded wait), so the aborted messages are persisted;
+3. shuts the session down (extensions' ``session_shutdown``, the session file closed —
+   every entry is already fsynced when appended);
+4. exits with the conventional status ``128 + signal number`` (143, 129, 130).
+
+A second signal during that sequence exits at once with the same status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+
+from xcsh.coding.bash.process import terminate_all_groups
+from xcsh.coding.session import AgentSession
+
+logger = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+ABORT_WAIT_S = 3.0
+
+
+def exit_status(signum: int) -> int:
+    """The shell's convention for a process ended by ``signum``."""
+    return 128 + signum
+
+
+class StopHandlers:
+    """The installed handlers; a mode awaits :meth:`settle` before it returns on its own."""
+
+    def __init__(self, session: Callable[[], AgentSession | None], exit: Callable[[int], None]) -> None:
+        self._session = session
+        self._exit = exit
+        self._loop = asyncio.get_running_loop()
+        self._signum: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._signum is not None
+
+    def on_signal(self, signum: int) -> None:
+        if self._signum is not None:
+            self._exit(exit_status(self._signum))
+            return
+        self._signum = signum
+        terminate_all_groups()
+        self._task = self._loop.create_task(_stop(self._session(), signum, self._exit))
+
+    async def settle(self) -> None:
+        """Finish a stop already under way (it exits the process) — e.g. when stdin closed
+        right after the signal; returns at once otherwise."""
+        if self._task is not None:
+            await self._task
+
+    def remove(self) -> None:
+        for signum in STOP_SIGNALS:
+            with contextlib.suppress(Exception):
+                self._loop.remove_signal_handler(signum)
+
+
+def install_stop_handlers(
+    session: Callable[[], AgentSession | None], *, exit: Callable[[int], None] = os._exit
+) -> StopHandlers:
+    """Handle the stop signals on the running loop for the session ``session()`` returns.
+
+    ``exit`` ends the process (the modes use ``os._exit`` so no other task delays it).
+    """
+    handlers = StopHandlers(session, exit)
+    for signum in STOP_SIGNALS:
+        handlers._loop.add_signal_handler(signum, handlers.on_signal, signum)
+    return handlers
+
+
+async def _stop(session: AgentSession | None, signum: int, exit: Callable[[int], None]) -> None:
+    try:
+        if session is not None:
+            try:
+                async with asyncio.timeout(ABORT_WAIT_S):
+                    await session.abort()
+            except TimeoutError:
+                logger.warning("the run did not stop within %.0f s of the signal", ABORT_WAIT_S)
+            terminate_all_groups()  # anything started while aborting
+            session.shutdown()
+    except Exception:  # leaving anyway: report, never hang on the way out
+        logger.exception("error while stopping on signal %d", signum)
+
+    finally:
+        sys.stderr.flush()
+        exit(exit_status(signum))
