@@ -90,22 +90,28 @@ def _text(message: dict[str, Any]) -> str:
 
 
 async def run_agent(task: Task, workdir: Path, args: list[str], timeout: float) -> dict[str, Any]:
-    """Run the task's prompt in ``workdir``; returns what the run produced."""
+    """Run the task's prompt in ``workdir``; returns the messages the run produced (even if cut short)."""
     started = time.monotonic()
     out: dict[str, Any] = {"messages": [], "error": None}
+    client: RpcClient | None = None
     try:
-        async with RpcClient.spawn(
-            args=args, cwd=workdir, timeout=timeout, stderr=subprocess.DEVNULL
-        ) as client:
-            frames = await client.prompt_and_wait(task.prompt, timeout=timeout)
-            for frame in frames:
-                if frame.get("type") == "agent_end":
-                    out["messages"].extend(frame.get("messages", []))
+        async with asyncio.timeout(timeout + 60):  # bounds start-up and shutdown too
+            async with RpcClient.spawn(
+                args=args, cwd=workdir, timeout=timeout, stderr=subprocess.DEVNULL
+            ) as client:
+                await client.prompt_and_wait(task.prompt, timeout=timeout)
     except TimeoutError:
         out["error"] = f"timed out after {timeout:.0f}s"
     except Exception as exc:  # the benchmark records the failure and goes on
         out["error"] = f"{type(exc).__name__}: {exc}"
     out["seconds"] = time.monotonic() - started
+    if client is not None:
+        # every finished message, whether or not the run reached agent_end
+        out["messages"] = [
+            f["message"]
+            for f in client.frames
+            if f.get("type") == "message_end" and f["message"].get("role") in ("assistant", "toolResult")
+        ]
     return out
 
 

@@ -86,14 +86,28 @@ async def test_edit_tolerates_indentation_differences_and_reindents(tmp_path: Pa
     assert "whitespace" in _text(result)
 
 
-async def test_edit_not_found_names_the_closest_lines(tmp_path: Path) -> None:
-    (tmp_path / "f.py").write_text("import os\n\ndef compute(a, b):\n    return a + b\n")
+async def test_edit_not_found_shows_the_current_text_around_the_closest_lines(tmp_path: Path) -> None:
+    lines = [f"line_{i} = {i}" for i in range(1, 11)]
+    lines[5:7] = ["def compute(a, b):", "    return a + b"]
+    (tmp_path / "f.py").write_text("\n".join(lines) + "\n")
     with pytest.raises(ToolError) as info:
         await _edit(
             tmp_path, {"path": "f.py", "old_text": "def compute(a, c):\n    return a * c", "new_text": "x"}
         )
     assert str(info.value) == (
-        "Could not find the text in f.py. The closest match is lines 3-4:\ndef compute(a, b):\n    return a + b"
+        "Could not find old_text in f.py. The closest match is lines 6-7; the current text of lines 4-9 is:\n"
+        "line_4 = 4\nline_5 = 5\ndef compute(a, b):\n    return a + b\nline_8 = 8\nline_9 = 9\n"
+        "Copy old_text exactly from this text (or read f.py again) and retry."
+    )
+
+
+async def test_edit_of_text_the_model_guessed_shows_the_whole_short_file(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("import os\n\nprint(os.getcwd())\n")
+    with pytest.raises(ToolError) as info:
+        await _edit(tmp_path, {"path": "f.py", "old_text": "class Widget:\n    pass", "new_text": "x"})
+    assert str(info.value) == (
+        "Could not find old_text in f.py. Nothing in it is similar. Its current content (3 lines) is:\n"
+        "import os\n\nprint(os.getcwd())\nCopy old_text exactly from this content and retry."
     )
 
 
@@ -130,10 +144,51 @@ async def test_edit_of_a_missing_file_is_an_error(tmp_path: Path) -> None:
         await _edit(tmp_path, {"path": "gone.txt", "old_text": "a", "new_text": "b"})
 
 
-async def test_edit_with_identical_texts_is_an_error(tmp_path: Path) -> None:
-    (tmp_path / "f.txt").write_text("a\n")
-    with pytest.raises(ToolError, match="identical"):
-        await _edit(tmp_path, {"path": "f.txt", "old_text": "a", "new_text": "a"})
+async def test_edit_with_identical_texts_found_in_the_file_succeeds_without_writing(tmp_path: Path) -> None:
+    target = tmp_path / "f.txt"
+    target.write_text("a = 1\n")
+    before = target.stat().st_mtime_ns
+    result = await _edit(tmp_path, {"path": "f.txt", "old_text": "a  =  1", "new_text": "a  =  1"})
+    assert _text(result).startswith("No change needed in f.txt: old_text and new_text are identical")
+    assert target.read_text() == "a = 1\n" and target.stat().st_mtime_ns == before
+
+
+async def test_edit_with_identical_texts_missing_from_the_file_is_an_error_showing_the_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "f.txt").write_text("a = 1\n")
+    with pytest.raises(ToolError) as info:
+        await _edit(tmp_path, {"path": "f.txt", "old_text": "zzz", "new_text": "zzz"})
+    assert str(info.value).startswith(
+        "old_text and new_text are identical, and could not find old_text in f.txt."
+    )
+    assert "a = 1" in str(info.value)
+
+
+def test_a_match_that_differs_only_in_spacing_inside_lines_is_accepted() -> None:
+    result = replace_text(
+        "def f(a,b):\n    return a+b\n", "def f(a, b):\n    return a + b", "X", path="f", replace_all=False
+    )
+    assert (result.content, result.fuzzy) == ("X\n", True)
+
+
+def test_blank_lines_around_old_text_are_ignored() -> None:
+    content = "x = 1\ny = 2\nz = 3\n"
+    result = replace_text(content, "\n\ny = 2\n\n", "\ny = 20\n\n", path="f", replace_all=False)
+    assert result.content == "x = 1\ny = 20\nz = 3\n"
+
+
+def test_old_text_escaped_twice_is_unescaped_when_only_that_form_matches() -> None:
+    content = "def f():\n    return 1\n"
+    result = replace_text(
+        content, "def f():\\n    return 1", "def f():\\n    return 2", path="f", replace_all=False
+    )
+    assert result.content == "def f():\n    return 2\n"
+    literal = 'print("a\\nb")\n'  # a real backslash-n in the file is matched as written
+    assert (
+        replace_text(literal, 'print("a\\nb")', 'print("c")', path="f", replace_all=False).content
+        == 'print("c")\n'
+    )
 
 
 def test_fuzzy_matches_that_are_ambiguous_are_rejected() -> None:
@@ -157,4 +212,5 @@ def test_first_changed_line_and_closest_window() -> None:
     assert first_changed_line("a\n", "a\nb\n") == 2
     assert first_changed_line("same", "same") is None
     assert closest_window("", "x") is None
-    assert closest_window("one\ntwo\nthree\n", "tw0") == (2, 2, "two")
+    first, last, text, score = closest_window("one\ntwo\nthree\n", "tw0") or (0, 0, "", 0.0)
+    assert (first, last, text) == (2, 2, "two") and 0.5 < score < 1

@@ -6,7 +6,10 @@ edit of the call is validated in memory first; if any fails nothing is written a
 the error names the failing edit. Matching rules live in ``edit_match`` (exact,
 then whitespace-tolerant fuzzy at similarity ≥ 0.95; ambiguity needs ``all``).
 Line endings: CRLF files are matched as LF and written back as CRLF; a UTF-8 BOM is
-preserved. The result text summarises each file's change; ``details`` carries the
+preserved. An edit whose ``old_text`` and ``new_text`` are identical changes nothing:
+when that text is in the file it succeeds with "No change needed" (nothing is
+written); when it is not, the error is the usual not-found one, showing the current
+text. The result text summarises each file's change; ``details`` carries the
 unified ``diff`` of all files and ``firstChangedLine`` (of the first edited file).
 Class exclusive, not abortable.
 """
@@ -20,7 +23,14 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
-from xcsh.coding.tools.edit_match import diff_stats, first_changed_line, replace_text, unified_diff
+from xcsh.coding.tools.edit_match import (
+    diff_stats,
+    find_text,
+    first_changed_line,
+    not_found_message,
+    replace_text,
+    unified_diff,
+)
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 
@@ -38,6 +48,7 @@ class _FileEdit:
     replacements: int = 0
     fuzzy: bool = False
     edits: list[int] = field(default_factory=list)
+    unchanged: int = 0
 
 
 def _load(path: Path, shown: str) -> _FileEdit:
@@ -78,8 +89,15 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
         old_text = old_text.replace("\r\n", "\n")
         new_text = new_text.replace("\r\n", "\n")
         if old_text == new_text:
+            # nothing to do when the text is already there; an error only when it is not
+            if old_text and find_text(state.content, old_text, path=state.shown):
+                state.unchanged += 1
+                continue
+            message = "old_text and new_text are identical, and " + not_found_message(
+                state.content, old_text, state.shown
+            ).replace("Could not find", "could not find", 1)
             raise ToolError(
-                f"{label}: old_text and new_text are identical; nothing would change in {state.shown}"
+                message if len(edits) == 1 else f"{label} failed, so no file was changed. {message}"
             )
         try:
             result = replace_text(
@@ -98,6 +116,8 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
 
 def _commit(files: list[_FileEdit]) -> None:
     for state in files:
+        if state.content == state.original:
+            continue
         text = state.content.replace("\n", "\r\n") if state.crlf else state.content
         if state.bom:
             text = _BOM + text
@@ -115,6 +135,12 @@ def _apply(cwd: Path, edits: list[Any]) -> AgentToolResult:
     diffs: list[str] = []
     first_line: int | None = None
     for state in files:
+        if state.content == state.original:
+            summaries.append(
+                f"No change needed in {state.shown}: old_text and new_text are identical and that text "
+                "is already in the file. To change it, put the changed version in new_text."
+            )
+            continue
         diff = unified_diff(state.original, state.content, state.shown)
         diffs.append(diff)
         added, removed = diff_stats(diff)

@@ -3,11 +3,17 @@
 Matching contract: an exact substring match is tried first. When there is none,
 whole-line windows of the file are compared with ``old_text`` after collapsing
 runs of whitespace (so indentation and spacing differences are tolerated), scored
-with ``difflib.SequenceMatcher``; windows scoring at least 0.95 match. A fuzzy
-match replaces the whole matched lines; if the file's indentation differs from
+with ``difflib.SequenceMatcher``; windows scoring at least 0.95 match, and so does a
+window equal to ``old_text`` once all whitespace is removed (``x=1`` vs ``x = 1``).
+Blank lines at the start or end of ``old_text`` are ignored for that comparison. A
+fuzzy match replaces the whole matched lines; if the file's indentation differs from
 ``old_text``'s, ``new_text`` is re-indented the same way. More than one match is an
-error unless every occurrence was asked for. When nothing matches, the error names
-the most similar window ("closest match is lines N-M").
+error unless every occurrence was asked for. When nothing matches, the error shows
+the current text of the most similar window with two lines of context around it
+(or the whole file when it is short and nothing is similar), so the caller can copy
+``old_text`` from it. When ``old_text`` is a single line holding literal ``\\n``
+escapes (a model that escaped twice) and only its unescaped form matches, both texts
+are unescaped.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from xcsh.coding.tools.errors import ToolError
 
 FUZZY_THRESHOLD = 0.95
 _MAX_CLOSEST_LINES = 40
+_CONTEXT_LINES = 2
+_SHORT_FILE_LINES = 60
 
 
 @dataclass(slots=True, frozen=True)
@@ -40,6 +48,10 @@ def _normalize(line: str) -> str:
     return " ".join(line.split())
 
 
+def _squeeze(lines: list[str]) -> str:
+    return "\n".join("".join(line.split()) for line in lines)
+
+
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
@@ -59,20 +71,38 @@ def _old_lines(old_text: str) -> tuple[list[str], bool]:
     return body.split("\n"), trailing_newline
 
 
+def _trim_blank_lines(text: str) -> str:
+    """``text`` without whole blank lines at its start and end (a trailing newline is kept)."""
+    lines = text.split("\n")
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    if start == end:
+        return text
+    trimmed = "\n".join(lines[start:end])
+    return trimmed + "\n" if end < len(lines) else trimmed
+
+
 def _score_windows(lines: list[str], old_lines: list[str], floor: float) -> list[_Window]:
     size = len(old_lines)
     target = "\n".join(_normalize(line) for line in old_lines)
+    squeezed_target = _squeeze(old_lines)
     normalized = [_normalize(line) for line in lines]
     windows: list[_Window] = []
     for start in range(len(lines) - size + 1):
-        score = _similarity("\n".join(normalized[start : start + size]), target, floor)
+        window = "\n".join(normalized[start : start + size])
+        score = _similarity(window, target, floor)
+        if score < floor and _squeeze(normalized[start : start + size]) == squeezed_target:
+            score = 1.0
         if score >= floor and score > 0:
             windows.append(_Window(start, score))
     return windows
 
 
-def closest_window(content: str, old_text: str) -> tuple[int, int, str] | None:
-    """The 1-based line range and text of the window most similar to ``old_text``, if any."""
+def closest_window(content: str, old_text: str) -> tuple[int, int, str, float] | None:
+    """The 1-based line range, text and similarity (0-1) of the window most like ``old_text``."""
     lines = content.split("\n")
     old_lines, _ = _old_lines(old_text)
     size = min(len(old_lines), len(lines))
@@ -89,7 +119,7 @@ def closest_window(content: str, old_text: str) -> tuple[int, int, str] | None:
     if best is None or best.score <= 0:
         return None
     shown = lines[best.start_line : best.start_line + min(size, _MAX_CLOSEST_LINES)]
-    return best.start_line + 1, best.start_line + size, "\n".join(shown)
+    return best.start_line + 1, best.start_line + size, "\n".join(shown), best.score
 
 
 def _pick_disjoint(windows: list[_Window], size: int) -> list[_Window]:
@@ -141,6 +171,27 @@ def replace_text(content: str, old_text: str, new_text: str, *, path: str, repla
     """Replace ``old_text`` in ``content``; raises ToolError when it is missing or ambiguous."""
     if not old_text:
         raise ToolError(f"old_text must not be empty (editing {path}). Use write to create a file.")
+    found = _try_replace(content, old_text, new_text, path=path, replace_all=replace_all)
+    if found is None and "\n" not in old_text.rstrip("\n") and "\\n" in old_text:
+        found = _try_replace(
+            content, _unescape(old_text), _unescape(new_text), path=path, replace_all=replace_all
+        )
+    if found is not None:
+        return found
+    raise ToolError(not_found_message(content, old_text, path))
+
+
+def find_text(content: str, old_text: str, *, path: str) -> bool:
+    """True when ``old_text`` occurs in ``content`` by the matching rules (ambiguity counts as found)."""
+    try:
+        return _try_replace(content, old_text, old_text, path=path, replace_all=True) is not None
+    except ToolError:
+        return True
+
+
+def _try_replace(
+    content: str, old_text: str, new_text: str, *, path: str, replace_all: bool
+) -> Replacement | None:
     count = content.count(old_text)
     if count > 1 and not replace_all:
         raise ToolError(
@@ -150,6 +201,12 @@ def replace_text(content: str, old_text: str, new_text: str, *, path: str, repla
     if count:
         limit = -1 if replace_all else 1
         return Replacement(content=content.replace(old_text, new_text, limit), count=count, fuzzy=False)
+    trimmed = _trim_blank_lines(old_text)
+    if trimmed != old_text and trimmed.strip():
+        new_trimmed = _trim_blank_lines(new_text) if new_text.strip() else new_text
+        exact = _try_replace(content, trimmed, new_trimmed, path=path, replace_all=replace_all)
+        if exact is not None:
+            return exact
     old_lines, _ = _old_lines(old_text)
     windows = _pick_disjoint(_score_windows(content.split("\n"), old_lines, FUZZY_THRESHOLD), len(old_lines))
     if len(windows) > 1 and not replace_all:
@@ -162,11 +219,38 @@ def replace_text(content: str, old_text: str, new_text: str, *, path: str, repla
         return Replacement(
             content=_fuzzy_replace(content, old_text, new_text, windows), count=len(windows), fuzzy=True
         )
+    return None
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"')
+
+
+def not_found_message(content: str, old_text: str, path: str) -> str:
+    """The error for an ``old_text`` that matches nowhere: the current text the caller needs."""
+    head = f"Could not find old_text in {path}."
+    lines = content.split("\n")
+    if content.endswith("\n"):
+        lines = lines[:-1]
     closest = closest_window(content, old_text)
-    if closest is None:
-        raise ToolError(f"Could not find the text in {path}.")
-    first, last, text = closest
-    raise ToolError(f"Could not find the text in {path}. The closest match is lines {first}-{last}:\n{text}")
+    if closest is None or closest[3] < 0.5:
+        if not content.strip():
+            return f"{head} The file is empty. Use write to give it content."
+        if len(lines) <= _SHORT_FILE_LINES:
+            body = "\n".join(lines)
+            return (
+                f"{head} Nothing in it is similar. Its current content ({len(lines)} lines) is:\n{body}\n"
+                "Copy old_text exactly from this content and retry."
+            )
+        return f"{head} Nothing in it is similar. Read {path} to see its current content, then retry."
+    first, last, _, _ = closest
+    start = max(1, first - _CONTEXT_LINES)
+    end = min(len(lines), last + _CONTEXT_LINES, start + _MAX_CLOSEST_LINES - 1)
+    region = "\n".join(lines[start - 1 : end])
+    return (
+        f"{head} The closest match is lines {first}-{last}; the current text of lines {start}-{end} is:\n"
+        f"{region}\nCopy old_text exactly from this text (or read {path} again) and retry."
+    )
 
 
 def unified_diff(before: str, after: str, path: str, *, context: int = 3) -> str:
