@@ -73,6 +73,17 @@ async def test_no_match_is_a_warning(tmp_path: Path, use_ripgrep: bool) -> None:
     assert result["isWarning"] is True
 
 
+async def test_no_match_for_a_symbol_like_pattern_suggests_grep(tmp_path: Path, use_ripgrep: bool) -> None:
+    (tmp_path / "limits.py").write_text("MAX_UPLOAD_MB = 25\n")
+    result = await _find(tmp_path, use_ripgrep, pattern="MAX_UPLOAD_MB")
+    assert _text(result) == (
+        "No files found matching pattern\n\nfind matches file names, not what files contain. To search the "
+        "contents of files for MAX_UPLOAD_MB, use grep with pattern MAX_UPLOAD_MB; to match file names that "
+        "contain it, use find with pattern *MAX_UPLOAD_MB*."
+    )
+    assert result["isWarning"] is True
+
+
 async def test_gitignore_is_respected_and_hidden_can_be_excluded(tmp_path: Path, use_ripgrep: bool) -> None:
     (tmp_path / ".gitignore").write_text("dist/\n")
     _touch(tmp_path / "dist/bundle.js", 1)

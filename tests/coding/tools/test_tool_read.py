@@ -107,6 +107,20 @@ async def test_missing_file_error_names_the_path(tmp_path: Path) -> None:
         await _read(tmp_path, path="nope/missing.txt")
 
 
+async def test_missing_file_error_names_similar_files_of_the_project(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "limits.py").write_text("X = 1\n")
+    with pytest.raises(ToolError) as info:
+        await _read(tmp_path, path="limit.py")
+    assert (
+        str(info.value)
+        == "File not found: limit.py. Did you mean app/limits.py? Use find to locate files by name."
+    )
+    with pytest.raises(ToolError) as info:
+        await _read(tmp_path, path="zzz.txt")
+    assert str(info.value).endswith("Use find to locate files by name (read on a directory lists it).")
+
+
 async def test_crlf_lines_are_shown_without_carriage_returns(tmp_path: Path) -> None:
     (tmp_path / "w.txt").write_bytes(b"one\r\ntwo\r\n")
     assert _text(await _read(tmp_path, path="w.txt")) == "one\ntwo"

@@ -15,7 +15,10 @@ Contract:
   includes dotfiles.
 - Results are paths relative to the session cwd (absolute outside it), newest
   modification first, at most ``limit`` (1000) with a notice when more exist;
-  none → ``No files found matching pattern`` with ``isWarning: True``. Class shared.
+  none → ``No files found matching pattern`` with ``isWarning: True``; when the
+  pattern has no glob characters and looks like a name in code (``MAX_RETRIES``,
+  ``parse_args``), a hint follows: ``find`` matches file names, ``grep`` searches
+  contents, ``*name*`` matches names containing it. Class shared.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import asyncio
 import contextlib
 import fnmatch
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -40,6 +44,19 @@ from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head
 
 DEFAULT_FIND_LIMIT = 1000
 _GLOB_CHARS = frozenset("*?[{")
+NO_MATCH = "No files found matching pattern"
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def no_match_text(pattern: str) -> str:
+    """The no-match result: the spec's sentence, plus a hint when ``pattern`` looks like a code symbol."""
+    if not _SYMBOL.fullmatch(pattern):
+        return NO_MATCH
+    return (
+        f"{NO_MATCH}\n\nfind matches file names, not what files contain. To search the contents of "
+        f"files for {pattern}, use grep with pattern {pattern}; to match file names that contain it, "
+        f"use find with pattern *{pattern}*."
+    )
 
 
 def find_ripgrep() -> str | None:
@@ -288,7 +305,7 @@ def create_find_tool(cwd: Path, *, use_ripgrep: bool = True) -> AgentTool:
         )
         if not paths:
             return {
-                "content": [{"type": "text", "text": "No files found matching pattern"}],
+                "content": [{"type": "text", "text": no_match_text(pattern.strip())}],
                 "isWarning": True,
             }
         truncation = truncate_head("\n".join(display_path(cwd, p) for p in paths), max_lines=limit + 1)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import difflib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,7 +156,7 @@ def _read(cwd: Path, raw_path: str, sel: str | None, numbering: Numbering) -> Ag
     shown = display_path(cwd, path)
     selection = parse_selection(sel)
     if not path.exists():
-        raise ToolError(f"File not found: {shown}")
+        raise ToolError(f"File not found: {shown}.{_did_you_mean(cwd, path)}")
     if path.is_dir():
         return {"content": [{"type": "text", "text": list_directory(path, limit=MAX_DIR_ENTRIES)}]}
     try:
@@ -241,3 +243,30 @@ def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
         concurrency="shared",
         abortable=False,
     )
+
+
+def _did_you_mean(cwd: Path, path: Path) -> str:
+    """A hint naming files with a similar name, searched from the nearest existing parent."""
+    parent = path.parent
+    while not parent.is_dir() and parent != parent.parent:
+        parent = parent.parent
+    cwd = Path(os.path.abspath(cwd))
+    if parent != cwd and cwd not in parent.parents:
+        parent = cwd  # only the project is searched
+    names: list[Path] = []
+    try:
+        for root, dirs, files in os.walk(parent):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+            names.extend(Path(root) / f for f in files)
+            if len(names) > 2000:
+                break
+    except OSError:
+        return ""
+    by_name: dict[str, list[Path]] = {}
+    for candidate in names:
+        by_name.setdefault(candidate.name, []).append(candidate)
+    close = difflib.get_close_matches(path.name, list(by_name), n=3, cutoff=0.6)
+    found = [display_path(cwd, p) for name in close for p in by_name[name][:2]][:3]
+    if found:
+        return f" Did you mean {' or '.join(found)}? Use find to locate files by name."
+    return " Use find to locate files by name (read on a directory lists it)."
