@@ -141,7 +141,7 @@ def test_local_model_is_keyless_and_last_in_registry_order() -> None:
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
         "contextWindow": 32768,
         "maxTokens": 4096,
-        "compat": {"constrainedToolCalls": True},
+        "compat": {"constrainedToolCalls": True, "promptProfile": "small"},
     }
     local = provider_info("local")
     assert local is not None and local.keyless and local.fallback

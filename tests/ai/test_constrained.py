@@ -164,6 +164,27 @@ async def test_small_context_model_gets_the_short_prompt_with_examples_and_tool_
     assert "- bash(command: string, timeout?: number): Run a shell command." in system["content"]
 
 
+async def test_the_small_profile_of_the_catalogue_entry_selects_the_workflow_prompt_whatever_the_name(
+    fake: FakeLLM,
+) -> None:
+    fake.script(text('{"final": "ok"}'), text('{"final": "ok"}'))
+    compat = {"constrainedToolCalls": True, "promptProfile": "small"}
+    read: Tool = {**WRITE, "name": "read", "description": "Read a file."}
+    edit: Tool = {**WRITE, "name": "edit", "description": "Edit a file.\nLine two.\nLine three."}
+    tools = [read, edit, WRITE, BASH]
+    # a large context window and an unremarkable name: the catalogue field alone decides
+    await run_stream(
+        make_model(fake, id="any-name", contextWindow=200000, compat=compat), context(user("hi"), tools=tools)
+    )
+    await run_stream(make_model(fake, id="any-name", contextWindow=200000), context(user("hi"), tools=tools))
+    small, default = (r.json["messages"][0]["content"] for r in fake.requests[-2:])
+    assert "CALLER PROMPT" not in small and default.startswith("CALLER PROMPT")
+    assert "How to work:\n1. Look before you change." in small and "How to work" not in default
+    assert '{"tool": "read", "arguments": {"path": "calc.py"}}' in small  # the read -> edit -> verify example
+    assert "- edit(path: string, content: string): Edit a file.\n  Line two.\n  Line three." in small
+    assert "- edit(path: string, content: string): Edit a file.\n" in default and "Line two" not in default
+
+
 async def test_large_context_model_keeps_the_caller_prompt_before_the_format_rules(fake: FakeLLM) -> None:
     fake.script(text('{"final": "ok"}'))
     await run_stream(make_model(fake, contextWindow=200000), context(user("hi")))

@@ -13,7 +13,7 @@ from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
 from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
 from xcsh.ai.abort import AbortController, AbortSignal
 from xcsh.ai.options import StreamOptions
-from xcsh.ai.types import Message, Model, ThinkingLevel
+from xcsh.ai.types import Message, Model, ThinkingLevel, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         options_factory: Callable[[Model, AbortSignal], StreamOptions] | None = None,
+        recovery_message: Callable[[Model, list[ToolResultMessage]], AgentMessage | None] | None = None,
     ) -> None:
         self.model = model
         self.system_prompt = system_prompt
@@ -67,6 +68,8 @@ class Agent:
         self.intent_tracing = intent_tracing
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
+        # one more turn after a failed tool call that the model answered by stopping (see loop)
+        self.recovery_message = recovery_message
         self.next_tool_choice: str | None = None
         self._stream_fn = stream_fn
         self._options_factory = options_factory
@@ -151,6 +154,7 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             take_tool_choice=self._take_tool_choice,
+            recovery_message=self.recovery_message,
         )
         try:
             return await run_loop(hooks, initial, controller.signal)

@@ -2,6 +2,11 @@
 
 One run emits ``agent_start`` … ``agent_end``. Steering messages are delivered at the
 start of a run and after each turn; follow-ups only when the agent would otherwise stop.
+
+Recovery turn: when a turn's tool calls failed and the model's next reply ends the run
+(an answer, no tool call, stop reason ``stop``), ``recovery_message`` (if given) may
+return a message that is delivered like a steering message, giving the model one more
+turn to fix the call. At most once per run, so a run always ends.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class LoopHooks:
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
     take_tool_choice: Callable[[], str | None] = field(default=lambda: None)
+    recovery_message: Callable[[Model, list[ToolResultMessage]], AgentMessage | None] | None = None
 
 
 def llm_tool(tool: AgentTool, intent_tracing: bool) -> Tool:
@@ -79,6 +85,8 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
         emit({"type": "message_end", "message": message})
     pending = hooks.dequeue_steering()
     first_turn = True
+    failed: list[ToolResultMessage] = []  # the previous turn's failed tool results
+    recovered = False
     while True:
         has_tool_calls = True
         while has_tool_calls or pending:
@@ -107,6 +115,12 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
                 results, steering = await execute_tool_calls(calls, ctx)
             emit({"type": "turn_end", "message": assistant, "toolResults": results})
             pending = steering or hooks.dequeue_steering()
+            if not (calls or pending or recovered) and failed and assistant["stopReason"] == "stop":
+                nudge = hooks.recovery_message(hooks.get_model(), failed) if hooks.recovery_message else None
+                if nudge is not None:
+                    recovered = True
+                    pending = [nudge]
+            failed = [r for r in results if r["isError"]]
         follow_ups = hooks.dequeue_follow_up()
         if follow_ups:
             pending = follow_ups

@@ -26,6 +26,7 @@ from xcsh.coding.file_mentions import build_file_mention
 from xcsh.coding.hooks import RunAction, SessionHooks, SlashCommand
 from xcsh.coding.messages import convert_to_llm, user_message
 from xcsh.coding.models import ModelRegistry
+from xcsh.coding.recovery import recovery_message
 from xcsh.coding.secrets import public_model
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 from xcsh.coding.settings import Settings
@@ -90,6 +91,7 @@ class AgentSession:
             interrupt_mode=str(settings.get("interruptMode", "wait")),
             intent_tracing=self._intent_tracing_for,
             options_factory=self._stream_options,
+            recovery_message=recovery_message,
         )
         self.agent.subscribe(self._on_agent_event)
         self._listeners: list[Callable[[AgentEvent], None]] = []

@@ -128,5 +128,5 @@ def default_model(context_window: int = 32768) -> Model:
         "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0},
         "contextWindow": context_window,
         "maxTokens": 4096,
-        "compat": {"constrainedToolCalls": True},
+        "compat": {"constrainedToolCalls": True, "promptProfile": "small"},
     }

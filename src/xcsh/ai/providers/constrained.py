@@ -52,26 +52,85 @@ Example 2
 User: What does `ls -a` show that `ls` does not?
 You: {"final": "Hidden entries: names starting with a dot, including . and .."}"""
 
+SMALL_PROFILE = "small"
+
+# The small-model profile: an explicit look -> change -> verify workflow.
+SMALL_WORKFLOW = """\
+How to work:
+1. Look before you change. Read a file before you edit it. To find where a name is defined \
+or used, grep for it (find only matches file names). Never guess what a file contains.
+2. Change the file with edit, using text or line anchors copied exactly from what you read. \
+Use write only for a new file or to rewrite a short file completely.
+3. Verify: if there is a test or a command to run, run it with bash and fix what still fails.
+4. Finish with {"final": "..."}: what you changed, or the answer to the question, with the \
+names and values you found.
+If a tool returns an error, read it: it tells you what to do next. Do not repeat the same call."""
+
+_EXAMPLE_FIX = """\
+Example 2
+User: test_calc.py fails. Fix calc.py.
+You: {"tool": "read", "arguments": {"path": "calc.py"}}
+User: Result of read: <the lines of calc.py>
+You: {"tool": "edit", "arguments": {<the change, with text or anchors copied from that result>}}
+User: Result of edit: <the change made>
+You: {"tool": "bash", "arguments": {"command": "python3 -m unittest test_calc"}}
+User: Result of bash: OK
+You: {"final": "Fixed the bug in calc.py; the tests pass."}"""
+
+_EXAMPLE_QUESTION = """\
+Example 3
+User: Which file defines TIMEOUT?
+You: {"tool": "grep", "arguments": {"pattern": "TIMEOUT ="}}
+User: Result of grep: config/net.py:3: TIMEOUT = 30
+You: {"final": "TIMEOUT is defined in config/net.py (line 3) as 30."}"""
+
+
+def prompt_profile(model: Model, flags: dict[str, Any]) -> str | None:
+    """The system-prompt profile named by the model's catalogue entry (``compat.promptProfile``)."""
+    profile = flags.get("promptProfile", (model.get("compat") or {}).get("promptProfile"))
+    return profile if isinstance(profile, str) else None
+
 
 def uses_short_prompt(model: Model, flags: dict[str, Any]) -> bool:
-    """The short prompt replaces the caller's system prompt for small-context models."""
+    """The short prompt replaces the caller's system prompt for small models.
+
+    Small means the ``small`` profile, else a context window of at most 32,768 tokens;
+    ``compat.constrainedPrompt`` (``short`` | ``full``) overrides both.
+    """
     choice = flags.get("constrainedPrompt")
     if choice in ("short", "full"):
         return bool(choice == "short")
-    return model["contextWindow"] <= SMALL_CONTEXT_WINDOW
+    return prompt_profile(model, flags) == SMALL_PROFILE or model["contextWindow"] <= SMALL_CONTEXT_WINDOW
 
 
-def system_prompt(tools: list[Tool], caller_prompt: str | None, *, short: bool) -> str:
-    """Format rules, two worked examples and the tool list (after the caller's prompt unless short)."""
+def system_prompt(
+    tools: list[Tool], caller_prompt: str | None, *, short: bool, profile: str | None = None
+) -> str:
+    """Format rules, worked examples and the tool list (after the caller's prompt unless short).
+
+    The ``small`` profile adds the look -> change -> verify workflow, examples of fixing a
+    file and of answering a question from the code, and longer tool descriptions.
+    """
     names = {tool["name"] for tool in tools}
     example = _EXAMPLE_WRITE_RUN if {"write", "bash"} <= names else _EXAMPLE_GENERIC
-    parts = [FORMAT_INSTRUCTIONS, example, _EXAMPLE_ANSWER, "Tools:\n" + _describe_tools(tools)]
+    small = profile == SMALL_PROFILE
+    parts = [FORMAT_INSTRUCTIONS]
+    if small:
+        parts.append(SMALL_WORKFLOW)
+    parts.append(example)
+    if small and {"read", "edit", "bash"} <= names:
+        parts.append(_EXAMPLE_FIX)
+    if small and "grep" in names:
+        parts.append(_EXAMPLE_QUESTION)
+    if not small:
+        parts.append(_EXAMPLE_ANSWER)
+    parts.append("Tools:\n" + _describe_tools(tools, limit=500 if small else 200))
     if caller_prompt and not short:
         parts.insert(0, caller_prompt)
     return "\n\n".join(parts)
 
 
-def _describe_tools(tools: list[Tool]) -> str:
+def _describe_tools(tools: list[Tool], *, limit: int = 200) -> str:
     lines = []
     for tool in tools:
         params = tool["parameters"].get("properties", {})
@@ -80,9 +139,19 @@ def _describe_tools(tools: list[Tool]) -> str:
             f"{name}{'' if name in required else '?'}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
             for name, spec in params.items()
         )
-        summary = tool["description"].strip().split("\n", 1)[0][:200]
-        lines.append(f"- {tool['name']}({args}): {summary}")
+        lines.append(f"- {tool['name']}({args}): {_summary(tool['description'], limit)}")
     return "\n".join(lines)
+
+
+def _summary(description: str, limit: int) -> str:
+    """The description's first line, or as many whole lines as fit in ``limit`` characters."""
+    text_lines = description.strip().split("\n")
+    kept = [text_lines[0][:limit]]
+    for line in text_lines[1:]:
+        if limit <= 200 or len("\n".join(kept)) + len(line) + 1 > limit:
+            break
+        kept.append(line)
+    return "\n  ".join(kept)
 
 
 def response_schema(tools: list[Tool], tool_choice: str | None = None) -> dict[str, Any]:
@@ -170,7 +239,12 @@ def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> l
     user turns ("Result of bash: …"); consecutive turns of one role are merged.
     """
     tools = context.get("tools") or []
-    system = system_prompt(tools, context.get("systemPrompt"), short=uses_short_prompt(model, flags))
+    system = system_prompt(
+        tools,
+        context.get("systemPrompt"),
+        short=uses_short_prompt(model, flags),
+        profile=prompt_profile(model, flags),
+    )
     turns: list[tuple[str, str]] = []
     for message in transform_messages(context["messages"], model):
         role = message["role"]

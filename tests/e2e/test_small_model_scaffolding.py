@@ -1,0 +1,144 @@
+"""Small-model scaffolding through the real RPC process, with scripted small-model mistakes.
+
+The fake LLM plays a 1.5B model's typical errors: editing text it never read, getting the
+indentation wrong, repeating the old text as the new one, looking for a symbol with
+``find``, and giving up after a failed call. A model is "small" by its catalogue entry
+(``compat.promptProfile: small`` in models.yml), never by its name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import Workspace, fake_models_yml, tool_results, user_texts
+from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+SMALL = """      - id: tiny-coder
+        contextWindow: 128000
+        maxTokens: 4096
+        compat: { promptProfile: small }
+"""
+BUGGY = "def add(a, b):\n    return a - b\n"
+NUDGE = "Your last edit call failed (the error is above)"
+
+
+def small_model(workspace: Workspace, fake_llm: FakeLLM, edit_mode: str = "replace") -> list[str]:
+    (workspace.agent / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=SMALL))
+    workspace.config(f"edit:\n  mode: {edit_mode}\n")
+    return ["--model", "fake/tiny-coder", "--no-session", "--tools", "read,edit,bash,grep,find"]
+
+
+async def run(workspace: Workspace, args: list[str], prompt: str) -> list[dict[str, Any]]:
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        return await client.prompt_and_wait(prompt)
+
+
+def results(frames: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    return [
+        (f["toolName"], f["isError"], "".join(b.get("text", "") for b in f["result"]["content"]))
+        for f in frames
+        if f["type"] == "tool_execution_end"
+    ]
+
+
+async def test_a_small_model_that_gives_up_after_a_failed_edit_gets_one_more_turn_and_fixes_the_file(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    guessed = {"path": "calc.py", "old_text": "def add(x, y):\n    return x - y", "new_text": "..."}
+    fixed = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [guessed]})),  # edits text it never read
+        script.text("Could not find the text in calc.py."),  # and gives up
+        script.tool_calls(("c2", "edit", {"edits": [fixed]})),
+        script.text("Fixed add() in calc.py."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    error = results(frames)[0][2]
+    # the error carries the file's current text, so the model can copy old_text from it
+    assert results(frames)[0][1] is True and "def add(a, b):\n    return a - b" in error
+    assert NUDGE in user_texts(fake_llm.requests[2].json)[-1]
+    nudges = [f for f in frames if f["type"] == "message_end" and f["message"]["role"] == "custom"]
+    assert [(m["message"]["customType"], m["message"]["display"]) for m in nudges] == [
+        ("toolRecovery", False)
+    ]
+    assert [f["type"] for f in frames].count("agent_end") == 1
+
+
+async def test_the_extra_turn_is_given_once_per_run_so_a_run_always_ends(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    wrong = {"path": "calc.py", "old_text": "nothing like it", "new_text": "x"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [wrong]})),
+        script.text("I could not do it."),
+        script.tool_calls(("c2", "edit", {"edits": [wrong]})),
+        script.text("Still failing."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add()")
+    assert len(fake_llm.requests) == 4
+    assert frames[-1]["type"] == "agent_end"
+
+
+async def test_a_model_without_the_small_profile_ends_the_run_as_the_reference_does(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    wrong = {"path": "calc.py", "old_text": "nothing like it", "new_text": "x"}
+    fake_llm.script(script.tool_calls(("c1", "edit", {"edits": [wrong]})), script.text("I could not do it."))
+    workspace.config("edit:\n  mode: replace\n")
+    args = ["--model", "fake/fake-model", "--no-session", "--tools", "read,edit"]
+    await run(workspace, args, "Fix add()")
+    assert len(fake_llm.requests) == 2
+
+
+async def test_an_edit_with_the_wrong_indentation_is_applied_with_the_file_s_indentation(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "inv.py").write_text("class Inv:\n    def total(self):\n        return 0\n")
+    flat = {
+        "path": "inv.py",
+        "old_text": "def total(self):\n    return 0",
+        "new_text": "def total(self):\n    return 1",
+    }
+    fake_llm.script(script.tool_calls(("c1", "edit", {"edits": [flat]})), script.text("done"))
+    frames = await run(workspace, small_model(workspace, fake_llm), "make total return 1")
+    assert results(frames)[0][:2] == ("edit", False)
+    assert (workspace.proj / "inv.py").read_text() == "class Inv:\n    def total(self):\n        return 1\n"
+
+
+async def test_an_edit_whose_new_text_repeats_the_old_text_is_not_an_error_and_the_run_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    same = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a - b"}
+    fixed = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [same]})),
+        script.tool_calls(("c2", "edit", {"edits": [fixed]})),
+        script.text("Fixed."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add()")
+    first, second = results(frames)
+    assert first[1] is False and first[2].startswith("No change needed in calc.py")
+    assert (
+        second[1] is False
+        and (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    )
+
+
+async def test_a_find_for_a_symbol_points_the_model_to_grep(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    (workspace.proj / "limits.py").write_text("MAX_UPLOAD_MB = 25\n")
+    fake_llm.script(
+        script.tool_calls(("c1", "find", {"pattern": "MAX_UPLOAD_MB"})),
+        script.tool_calls(("c2", "grep", {"pattern": "MAX_UPLOAD_MB"})),
+        script.text("limits.py sets MAX_UPLOAD_MB to 25."),
+    )
+    await run(workspace, small_model(workspace, fake_llm), "Where is MAX_UPLOAD_MB defined?")
+    hint = tool_results(fake_llm.requests[1].json)["c1"]
+    assert "use grep with pattern MAX_UPLOAD_MB" in hint
+    assert "MAX_UPLOAD_MB = 25" in tool_results(fake_llm.requests[2].json)["c2"]
