@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from pathlib import Path
 
 from xcsh.ai.builder import MessageBuilder
@@ -47,8 +48,20 @@ def model_file(model: Model) -> Path:
     return ensure_weights()
 
 
+THREADS_ENV = "XCSH_LOCAL_THREADS"
+
+
 def runtime_spec(model: Model, gguf: Path) -> RuntimeSpec:
-    return RuntimeSpec(model_path=gguf, context_window=min(model["contextWindow"], MAX_CONTEXT_WINDOW))
+    """What the runtime serves; ``XCSH_LOCAL_THREADS`` sets llama.cpp's thread count.
+
+    Unset, llama.cpp picks (one thread per core). On a machine whose cores are busy with
+    other work, one thread avoids the threads waiting on each other at every step.
+    """
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    threads = int(raw) if raw.isdigit() and int(raw) > 0 else None
+    return RuntimeSpec(
+        model_path=gguf, context_window=min(model["contextWindow"], MAX_CONTEXT_WINDOW), threads=threads
+    )
 
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
