@@ -216,7 +216,7 @@ async def test_extension_that_fails_to_load_is_reported_after_ready_and_skipped(
     broken.parent.mkdir(parents=True)
     broken.write_text("raise ValueError('cannot load me')\n")
     fake_llm.script(script.text("fine"))
-    async with spawn(workspace) as client:
+    async with spawn(workspace, "--trust") as client:  # project extensions need trust (docs/security.md)
         error = await client.wait_for(lambda f: f["type"] == "extension_error")
         assert error == {
             "type": "extension_error",

@@ -61,6 +61,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--export",), "export", "value", "write a session file as HTML (optional 2nd arg: output)", "FILE"),
     Flag(("--extension", "-e"), "extensions", "append", "load an extension (repeatable)", "PATH"),
     Flag(("--no-extensions",), "no_extensions", "bool", "do not discover extensions"),
+    Flag(
+        ("--trust",),
+        "trust",
+        "bool",
+        "trust this directory's own code as it is now (.xcsh/extensions, settings)",
+    ),
     Flag(("--skills",), "skills", "csv", "only skills whose names match these globs", "GLOBS"),
     Flag(("--no-skills",), "no_skills", "bool", "do not load skills"),
     Flag(("--no-rules",), "no_rules", "bool", "do not load rules (prompt rules and TTSR rules)"),
@@ -130,6 +136,7 @@ class CliArgs:
     export: str | None = None
     extensions: list[str] = field(default_factory=list)
     no_extensions: bool = False
+    trust: bool = False
     skills: list[str] | None = None
     no_skills: bool = False
     no_rules: bool = False

@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         model_roles=_model_roles(args),
         approve=args.approve,
         no_todo_defaults=args.no_todo_defaults,
+        trust=args.trust,
     )
     try:
         if mode == "rpc":

@@ -73,6 +73,10 @@ class StartupOptions:
     approve: str | None = None
     # RPC mode without the eager todo prelude and reminders (flag --no-todo-defaults)
     no_todo_defaults: bool = False
+    trust: bool = False
+    """``--trust``: record the project directory as trusted (its code as it is now) and run it."""
+    project_trusted: bool | None = None
+    """Set by :func:`create_session`: whether the project's own code may run (coding/trust.py)."""
 
 
 # Tools that feature installers register when ``--tools`` lists them (not built-ins).
@@ -92,6 +96,7 @@ def create_session(options: StartupOptions) -> AgentSession:
         )
     except (ModelsConfigError, SettingsError) as exc:
         raise StartupError(str(exc)) from exc
+    options.project_trusted = _decide_trust(options, settings)
     secrets.configure(
         names=registry.key_env_names(), pass_through=settings.get_user_bool(secrets.PASS_SETTING, False)
     )
@@ -166,6 +171,32 @@ def tool_options(settings: Settings) -> ToolOptions:
         read_hash_lines=settings.get_bool("readHashLines", True),
         read_line_numbers=settings.get_bool("readLineNumbers", False),
     )
+
+
+def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
+    """Whether the project's own code may run; when not, its protected settings are dropped
+    and one stderr line says what was skipped (:mod:`xcsh.coding.trust`)."""
+    from xcsh.coding import trust
+    from xcsh.coding.extensions.loader import project_extensions
+
+    keys = settings.project_keys(trust.PROTECTED_SETTINGS)
+    configured = settings.get_user(trust.PROJECTS_SETTING) or []
+    trusted_dirs = [str(d) for d in configured] if isinstance(configured, list) else []
+    try:
+        decision = trust.decide(
+            options.cwd,
+            options.agent_dir,
+            grant=options.trust,
+            trusted_dirs=trusted_dirs,
+            project_setting_keys=keys,
+            project_extensions=[] if options.no_extensions else project_extensions(options.cwd),
+        )
+    except OSError as exc:
+        raise StartupError(f"Could not record trust in {options.agent_dir}: {exc}") from exc
+    if not decision.trusted:
+        settings.drop_project_keys(trust.PROTECTED_SETTINGS)
+    trust.report(decision, options.agent_dir)
+    return decision.trusted
 
 
 def disabled_providers(settings: Settings, env: Mapping[str, str]) -> list[str]:

@@ -126,6 +126,27 @@ def _assign(tree: dict[str, Any], key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def _flatten(tree: dict[str, Any], prefix: str = "") -> list[str]:
+    keys: list[str] = []
+    for name, value in tree.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and value:
+            keys.extend(_flatten(value, key + "."))
+        else:
+            keys.append(key)
+    return keys
+
+
+def _without(tree: dict[str, Any], prefixes: tuple[str, ...], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in tree.items():
+        key = f"{prefix}{name}"
+        if any(key == p or key.startswith(p + ".") for p in prefixes):
+            continue
+        out[name] = _without(value, prefixes, key + ".") if isinstance(value, dict) else value
+    return out
+
+
 def _load_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
@@ -166,20 +187,36 @@ class Settings:
                 return copy.deepcopy(value)
         return default
 
-    def get_user_bool(self, key: str, default: bool) -> bool:
-        """A boolean from overrides, the user file or the defaults — never the project file.
+    def get_user(self, key: str, default: Any = None) -> Any:
+        """A value from overrides, the user file or the defaults — never the project file.
 
         For settings that weaken a protection (passing credentials to tools, trusting
         project code): a repository must not be able to grant itself those.
         """
         if key in self._overrides:
-            value = self._overrides[key]
-        else:
-            found, value = _lookup(self._user, key)
-            if not found:
-                found, value = _lookup(DEFAULTS, key)
-            value = value if found else default
+            return self._overrides[key]
+        for layer in (self._user, DEFAULTS):
+            found, value = _lookup(layer, key)
+            if found:
+                return copy.deepcopy(value)
+        return default
+
+    def get_user_bool(self, key: str, default: bool) -> bool:
+        """:meth:`get_user` for a boolean (``default`` when the value is not one)."""
+        value = self.get_user(key, default)
         return value if isinstance(value, bool) else default
+
+    def project_keys(self, prefixes: tuple[str, ...]) -> list[str]:
+        """Dotted keys the project file sets at or under any of ``prefixes``."""
+        return [
+            key
+            for key in _flatten(self._project)
+            if any(key == p or key.startswith(p + ".") for p in prefixes)
+        ]
+
+    def drop_project_keys(self, prefixes: tuple[str, ...]) -> None:
+        """Ignore the project file's keys at or under ``prefixes`` (an untrusted project)."""
+        self._project = _without(self._project, prefixes, "")
 
     def get_int(self, key: str, default: int) -> int:
         value = self.get(key, default)

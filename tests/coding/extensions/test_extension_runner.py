@@ -326,6 +326,7 @@ async def test_package_extensions_and_discovery_directories_are_loaded(
             env=workspace.env,
             model="fake/fake-model",
             no_session=True,
+            trust=True,  # project extensions load only in a trusted directory
         )
     )
     runner, ui, errors = attach(session)

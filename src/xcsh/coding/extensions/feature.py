@@ -51,6 +51,7 @@ def install(session: AgentSession, options: StartupOptions) -> None:
         agent_dir=options.agent_dir,
         explicit=options.extensions,
         discover=not options.no_extensions,
+        project=options.project_trusted is True,
     )
     if not paths:
         return

@@ -44,13 +44,23 @@ def _explicit(cwd: Path, raw: str) -> Path:
     return path if path.is_absolute() else cwd / path
 
 
+def project_extensions(cwd: Path) -> list[Path]:
+    """The extensions discovered in ``<cwd>/.xcsh/extensions/`` (project code: needs trust)."""
+    return _discover(cwd / PROJECT_DIR)
+
+
 def extension_paths(
-    *, cwd: Path, agent_dir: Path, explicit: Sequence[str], discover: bool = True
+    *, cwd: Path, agent_dir: Path, explicit: Sequence[str], discover: bool = True, project: bool = True
 ) -> list[Path]:
-    """The extension paths to load, in order, without duplicates (explicit ones resolved against cwd)."""
+    """The extension paths to load, in order, without duplicates (explicit ones resolved against cwd).
+
+    ``project`` false leaves out the project's own extensions (an untrusted directory,
+    see :mod:`xcsh.coding.trust`); explicit ``-e`` paths are always loaded.
+    """
     candidates = [_explicit(cwd, raw) for raw in explicit]
     if discover:
-        candidates += _discover(cwd / PROJECT_DIR)
+        if project:
+            candidates += project_extensions(cwd)
         candidates += _discover(agent_dir / "extensions")
     out: list[Path] = []
     seen: set[Path] = set()

@@ -1,0 +1,183 @@
+"""Consent before running a project's own code (docs/security.md).
+
+A project directory can make xcsh run code in two ways: Python extensions in
+``<project>/.xcsh/extensions/`` (imported at start-up) and settings in
+``<project>/.xcsh/config.yml`` that run code or weaken a protection
+(:data:`PROTECTED_SETTINGS`, e.g. ``bash.environment`` can set ``BASH_ENV``). Both are
+used only when the user trusted that directory:
+
+* ``--trust`` records the directory in the trust store ``<agent dir>/trust.json``
+  (mode ``0600``), keyed by its resolved path and a hash of that code as it is now;
+* the user setting ``trust.projects`` (a list of directories, user ``config.yml`` only)
+  trusts directories whatever their content.
+
+A stored trust lapses when the hashed content changes, so a file the agent itself writes
+under ``.xcsh/`` never becomes trusted by that act. Otherwise the code is skipped and
+one stderr line says what was skipped and how to allow it. Nothing prompts: RPC hosts
+ask the user themselves and pass ``--trust``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
+
+STORE_NAME = "trust.json"
+PROJECT_EXTENSIONS = Path(".xcsh") / "extensions"
+PROJECT_SETTINGS = Path(".xcsh") / "config.yml"
+PROJECTS_SETTING = "trust.projects"
+# Project settings honoured only in a trusted directory (dotted prefixes).
+PROTECTED_SETTINGS = ("bash.environment", "approvals", "tools.passProviderKeys", "trust")
+_SKIPPED_DIRS = frozenset({"__pycache__"})
+
+
+def _resolve(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path.absolute()
+
+
+def _code_files(project: Path) -> list[Path]:
+    """The files whose content a trust is bound to, in a stable order."""
+    files: list[Path] = []
+    root = project / PROJECT_EXTENSIONS
+    if root.is_dir():
+        for directory, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+            files.extend(Path(directory) / n for n in sorted(names) if not n.endswith(".pyc"))
+    settings = project / PROJECT_SETTINGS
+    if settings.is_file():
+        files.append(settings)
+    return files
+
+
+def content_hash(project: Path) -> str:
+    """SHA-256 over the relative names and bytes of the project's extensions and settings file."""
+    digest = hashlib.sha256()
+    for file in _code_files(project):
+        try:
+            data = file.read_bytes()
+        except OSError:
+            data = b"<unreadable>"
+        name = file.relative_to(project).as_posix().encode("utf-8", "surrogateescape")
+        digest.update(name + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
+@dataclass(slots=True, kw_only=True)
+class ProjectTrust:
+    """Whether a project's code may run, and what is skipped when it may not."""
+
+    project: Path
+    trusted: bool
+    changed: bool = False
+    """True when a stored trust exists but the code changed since it was granted."""
+    skipped_extensions: list[Path] = field(default_factory=list)
+    skipped_settings: list[str] = field(default_factory=list)
+
+    def notice(self, agent_dir: Path) -> str | None:
+        """The one stderr line about skipped code (None when nothing was skipped)."""
+        if self.trusted or not (self.skipped_extensions or self.skipped_settings):
+            return None
+        parts = [p.relative_to(self.project).as_posix() for p in self.skipped_extensions]
+        if self.skipped_settings:
+            parts.append(f"{PROJECT_SETTINGS.as_posix()} settings {', '.join(self.skipped_settings)}")
+        why = "changed since it was trusted" if self.changed else "not trusted"
+        return (
+            f"xcsh: skipped project code in {self.project} ({why}): {'; '.join(parts)}. "
+            f"To allow it, run once with --trust (trusts this directory as it is now) "
+            f"or add the directory to {PROJECTS_SETTING} in {agent_dir / 'config.yml'}\n"
+        )
+
+
+class TrustStore:
+    """``<agent dir>/trust.json``: ``{"version": 1, "projects": {path: {"hash", "trustedAt"}}}``."""
+
+    def __init__(self, agent_dir: Path) -> None:
+        self.path = agent_dir / STORE_NAME
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"version": 1, "projects": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("projects"), dict):
+            return {"version": 1, "projects": {}}
+        return data
+
+    def stored_hash(self, project: Path) -> str | None:
+        entry = self._read()["projects"].get(str(_resolve(project)))
+        value = entry.get("hash") if isinstance(entry, dict) else None
+        return value if isinstance(value, str) else None
+
+    def grant(self, project: Path) -> str:
+        """Trust ``project`` as it is now (read-modify-write under a lock); returns the hash."""
+        make_private_dirs(self.path.parent)
+        fd = open_private(self.path.with_name(STORE_NAME + ".lock"), os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            data = self._read()
+            digest = content_hash(project)
+            data["projects"][str(_resolve(project))] = {
+                "hash": digest,
+                "trustedAt": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            write_private_file(self.path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+            return digest
+        finally:
+            os.close(fd)
+
+
+def decide(
+    project: Path,
+    agent_dir: Path,
+    *,
+    grant: bool,
+    trusted_dirs: Iterable[str] = (),
+    project_setting_keys: Sequence[str] = (),
+    project_extensions: Sequence[Path] = (),
+) -> ProjectTrust:
+    """Decide whether ``project``'s code may run, recording the trust first when ``grant``.
+
+    ``project_setting_keys`` are the protected keys the project's ``config.yml`` sets and
+    ``project_extensions`` the extensions found in it: they are reported when skipped.
+    """
+    project = _resolve(project)
+    has_code = bool(project_extensions or project_setting_keys)
+    if not has_code:
+        return ProjectTrust(project=project, trusted=True)
+    if any(_resolve(Path(d).expanduser()) == project for d in trusted_dirs):
+        return ProjectTrust(project=project, trusted=True)
+    store = TrustStore(agent_dir)
+    if grant:
+        store.grant(project)
+        return ProjectTrust(project=project, trusted=True)
+    stored = store.stored_hash(project)
+    if stored is not None and stored == content_hash(project):
+        return ProjectTrust(project=project, trusted=True)
+    return ProjectTrust(
+        project=project,
+        trusted=False,
+        changed=stored is not None,
+        skipped_extensions=list(project_extensions),
+        skipped_settings=list(project_setting_keys),
+    )
+
+
+def report(trust: ProjectTrust, agent_dir: Path) -> None:
+    """Write the skipped-code line to stderr (stdout belongs to the protocol in RPC mode)."""
+    line = trust.notice(agent_dir)
+    if line:
+        sys.stderr.write(line)
+        sys.stderr.flush()
