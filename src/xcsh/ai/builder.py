@@ -13,7 +13,7 @@ import time
 from typing import Any, cast
 
 from xcsh.ai.cost import apply_cost
-from xcsh.ai.partial_json import parse_partial_json
+from xcsh.ai.partial_json import PartialJsonObject, parse_partial_json
 from xcsh.ai.stream import AssistantMessageStream
 from xcsh.ai.types import (
     AssistantContent,
@@ -59,6 +59,8 @@ class MessageBuilder:
         self._started = False
         self._t0 = time.monotonic()
         self._first_token: float | None = None
+        # the open tool call's arguments, parsed incrementally as fragments arrive
+        self._arguments: PartialJsonObject | None = None
 
     # ---- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -209,6 +211,7 @@ class MessageBuilder:
         if thought_signature:
             block["thoughtSignature"] = thought_signature
         index = self._open_block(block)
+        self._arguments = PartialJsonObject()
         self.stream.push({"type": "toolcall_start", "contentIndex": index, "partial": self.snapshot()})
 
     def tool_arguments(self, delta: str) -> None:
@@ -217,7 +220,10 @@ class MessageBuilder:
             return
         call = cast(ToolCall, block)
         call["partialJson"] = call.get("partialJson", "") + delta
-        call["arguments"] = parse_partial_json(call["partialJson"])
+        if self._arguments is None:
+            self._arguments = PartialJsonObject()
+            self._arguments.feed(call["partialJson"][: -len(delta)])
+        call["arguments"] = self._arguments.feed(delta)
         self.stream.push(
             {
                 "type": "toolcall_delta",

@@ -1,0 +1,67 @@
+"""Streaming tool-call arguments: the incremental parser agrees with a full parse at every fragment."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from xcsh.ai.partial_json import PartialJsonObject, parse_partial_json
+
+DOCUMENTS = [
+    {"path": "a.py", "content": 'print("hi")\n\tx = "\\\\"  # é 😀 \u2028 end'},
+    {"command": "echo 'a\\b' \"q\"", "timeout": 12, "flags": [1, 2.5, None, True, False]},
+    {"nested": {"list": ["a", {"b": "c\\u00e9"}, "tail 😀😀"], "n": -3.25e-5}, "last": "x" * 300},
+    {"edits": [{"old": "a\nb", "new": "c\rd"}, {"old": "\\u", "new": "\u0001"}]},
+    {"": "", "k": {}, "l": [], "s": "😀 pair and \\ escapes \\n"},
+]
+
+
+def fragmentations(text: str, seed: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    single = list(text)
+    tens = [text[i : i + 10] for i in range(0, len(text), 10)]
+    rand: list[str] = []
+    i = 0
+    while i < len(text):
+        step = rng.randint(1, 7)
+        rand.append(text[i : i + step])
+        i += step
+    return [single, tens, rand]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_each_fragment_yields_what_a_full_parse_of_the_prefix_yields(document: dict[str, object]) -> None:
+    for ascii_only in (True, False):
+        text = json.dumps(document, ensure_ascii=ascii_only)
+        for fragments in fragmentations(text, seed=len(text)):
+            parser = PartialJsonObject()
+            seen = ""
+            for fragment in fragments:
+                seen += fragment
+                assert parser.feed(fragment) == parse_partial_json(seen), repr(seen)
+            assert parser.value == document
+            assert parser.text == text
+
+
+def test_earlier_results_are_not_changed_by_later_fragments() -> None:
+    parser = PartialJsonObject()
+    first = parser.feed('{"content": "abc')
+    second = parser.feed("def")
+    assert first == {"content": "abc"}
+    assert second == {"content": "abcdef"}
+
+
+def test_a_repeated_key_still_parses_like_the_whole_text() -> None:
+    text = '{"a": "first", "b": 1, "a": "second and longer"}'
+    parser = PartialJsonObject()
+    for i in range(0, len(text), 3):
+        assert parser.feed(text[i : i + 3]) == parse_partial_json(text[: i + 3])
+
+
+def test_a_prefix_that_cannot_be_completed_gives_an_empty_object() -> None:
+    assert parse_partial_json('{"a": tr') == {}
+    assert parse_partial_json("[1, 2") == {}
+    assert parse_partial_json("  ") == {}
+    assert parse_partial_json('{"a": "raw\tcontrol"}') == {}  # not JSON, as before
