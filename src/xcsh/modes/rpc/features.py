@@ -25,3 +25,6 @@ def install(server: RpcServer) -> None:
     from xcsh.modes.rpc.commands_hosts import install as install_hosts
 
     install_hosts(server)
+    from xcsh.modes.rpc.warm import install as install_warm
+
+    install_warm(server)

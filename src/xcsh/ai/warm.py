@@ -1,0 +1,110 @@
+"""Warming a provider before its first call: import its module and SDK in a background thread.
+
+Provider SDKs are imported lazily so that start-up stays fast, but then the first prompt pays
+for the import (a second or more on a small machine) while the user watches. Once the process
+is ready, :func:`warm_in_background` imports what the current model's api needs in a daemon
+thread. While it runs, the interpreter's thread switch interval is shortened so the event loop
+keeps answering commands promptly; it is restored when the thread ends. Warming is best effort:
+a failure is logged at debug level and the first call simply imports as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import threading
+from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
+
+_SWITCH_INTERVAL_WHILE_WARMING = 0.0005  # seconds; the default is 0.005
+_lock = threading.Lock()
+_warmed: set[str] = set()
+_running = 0
+_saved_interval: float | None = None
+
+
+def _warm_openai() -> None:
+    import openai
+    from openai import AsyncStream  # noqa: F401
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: F401
+
+    # a throwaway client pulls in the HTTP stack (transports, TLS, certificates) as a real one does
+    openai.AsyncOpenAI(api_key="warm", http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
+
+
+def _warm_openai_responses() -> None:
+    _warm_openai()
+    from openai.types.responses import Response, ResponseStreamEvent  # noqa: F401
+
+
+def _warm_anthropic() -> None:
+    import anthropic
+    from anthropic.types import Message, RawMessageStreamEvent  # noqa: F401
+
+    anthropic.AsyncAnthropic(api_key="warm", http_client=anthropic.DefaultAsyncHttpxClient(trust_env=False))
+
+
+# api → (provider module, what else its first call needs)
+_WARMERS: dict[str, tuple[str, Callable[[], None] | None]] = {
+    "openai-completions": ("xcsh.ai.providers.openai_completions", _warm_openai),
+    "openai-responses": ("xcsh.ai.providers.openai_responses", _warm_openai_responses),
+    "anthropic-messages": ("xcsh.ai.providers.anthropic_messages", _warm_anthropic),
+    "google-generative-ai": ("xcsh.ai.providers.google", None),
+}
+
+
+def warm(api: str) -> bool:
+    """Import what a first call with ``api`` needs, in this thread; False if nothing is known for it."""
+    entry = _WARMERS.get(api)
+    if entry is None:
+        return False
+    module, extra = entry
+    importlib.import_module(module)
+    if extra is not None:
+        extra()
+    return True
+
+
+def warm_in_background(api: str) -> threading.Thread | None:
+    """Start warming ``api`` in a daemon thread (once per api per process); the thread, or None."""
+    with _lock:
+        if api in _warmed or api not in _WARMERS:
+            return None
+        _warmed.add(api)
+    thread = threading.Thread(target=_run, args=(api,), name=f"warm-{api}", daemon=True)
+    _enter()
+    try:
+        thread.start()
+    except RuntimeError:
+        _leave()
+        return None
+    return thread
+
+
+def _run(api: str) -> None:
+    try:
+        warm(api)
+    except Exception:  # best effort: the first call will import (and report) as before
+        logger.debug("warming %s failed", api, exc_info=True)
+    finally:
+        _leave()
+
+
+def _enter() -> None:
+    global _running, _saved_interval
+    with _lock:
+        if _running == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(_SWITCH_INTERVAL_WHILE_WARMING)
+        _running += 1
+
+
+def _leave() -> None:
+    global _running, _saved_interval
+    with _lock:
+        _running -= 1
+        if _running == 0 and _saved_interval is not None:
+            sys.setswitchinterval(_saved_interval)
+            _saved_interval = None
