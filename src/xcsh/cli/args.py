@@ -78,6 +78,13 @@ FLAGS: tuple[Flag, ...] = (
         ("--protocol-fixes",), "protocol_fixes", "bool", "rpc: ids on every error, settled frames per prompt"
     ),
     Flag(
+        ("--message-updates",),
+        "message_updates",
+        "value",
+        "rpc: message_update frames carry the whole partial message (full) or only their delta (delta)",
+        "full|delta",
+    ),
+    Flag(
         ("--allow-home",), "allow_home", "bool", "stay in the home directory instead of moving to a temp dir"
     ),
     Flag(("--list-models",), "list_models", "pattern", "list available models (optional pattern)", "PATTERN"),
@@ -143,6 +150,7 @@ class CliArgs:
     approve: str | None = None
     no_todo_defaults: bool = False
     protocol_fixes: bool = False
+    message_updates: str | None = None
     allow_home: bool = False
     list_models: str | None = None
     """``None`` when absent, ``""`` without a pattern."""

@@ -96,7 +96,15 @@ def main(argv: list[str] | None = None) -> int:
         if mode == "rpc":
             from xcsh.modes.rpc.run import run_rpc
 
-            return run_rpc(lambda: create_session(options), protocol_fixes=args.protocol_fixes)
+            updates = args.message_updates or "full"
+            if updates not in ("full", "delta"):
+                sys.stderr.write(f"Error: --message-updates must be full or delta, not {updates!r}\n")
+                return 1
+            return run_rpc(
+                lambda: create_session(options),
+                protocol_fixes=args.protocol_fixes,
+                message_updates="delta" if updates == "delta" else "full",
+            )
         if mode == "acp":
             return _run_acp(options)
         return _run_print(args, options, json_events=mode == "json")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line, encode_frame
+from xcsh.rpc.rebuild import PartialMessages
 
 T = TypeVar("T")
 Frame = dict[str, Any]
@@ -45,6 +46,7 @@ class StartOptions(TypedDict, total=False):
     command: Sequence[str] | None
     stderr: Any
     timeout: float
+    message_updates: str | None
 
 
 class RpcClient:
@@ -63,6 +65,7 @@ class RpcClient:
         self._host_tools: dict[str, HostToolHandler] = {}
         self._host_tasks: dict[str, asyncio.Task[None]] = {}
         self._ready = asyncio.Event()
+        self._partials = PartialMessages()  # rebuilds delta-mode message_update frames
 
     # ---- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -85,9 +88,16 @@ class RpcClient:
         command: Sequence[str] | None = None,
         stderr: Any = None,
         timeout: float = 30.0,
+        message_updates: str | None = None,
     ) -> RpcClient:
-        """Start ``xcsh --mode rpc`` (``python -m xcsh`` by default) and wait for ``ready``."""
-        argv = [*(command or [sys.executable, "-m", "xcsh"]), "--mode", "rpc", *args]
+        """Start ``xcsh --mode rpc`` (``python -m xcsh`` by default) and wait for ``ready``.
+
+        ``message_updates="delta"`` asks for slim ``message_update`` frames (``--message-updates
+        delta``; an agent that offers it reports ``messageUpdates`` in ``get_state``); the client
+        rebuilds each partial message, so :attr:`frames` look the same in both modes.
+        """
+        mode = ["--message-updates", message_updates] if message_updates else []
+        argv = [*(command or [sys.executable, "-m", "xcsh"]), "--mode", "rpc", *mode, *args]
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
@@ -145,6 +155,7 @@ class RpcClient:
             self._changed.notify_all()
 
     async def _on_frame(self, frame: Frame) -> None:
+        frame = self._partials.feed(frame)
         kind = frame.get("type")
         if kind == "ready":
             self.version = frame.get("version")

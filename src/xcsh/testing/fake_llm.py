@@ -72,6 +72,7 @@ class FakeLLM:
         self._cond = threading.Condition(self._lock)
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []
+        self.finished = 0  # streamed replies sent to their end
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -115,6 +116,16 @@ class FakeLLM:
                     raise TimeoutError(f"expected {count} requests, got {len(self.requests)}")
                 self._cond.wait(left)
             return list(self.requests)
+
+    def wait_for_finished(self, count: int, timeout: float = 10.0) -> None:
+        """Block until ``count`` streamed replies have been written to their end (bounded by ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.finished < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"expected {count} finished replies, got {self.finished}")
+                self._cond.wait(left)
 
     @property
     def base_url(self) -> str:
@@ -261,6 +272,9 @@ class FakeLLM:
         for frame in tail:
             await _send_chunk(writer, frame)
         await _end_stream(writer)
+        with self._cond:
+            self.finished += 1
+            self._cond.notify_all()
         return True
 
 

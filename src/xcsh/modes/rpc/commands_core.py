@@ -12,6 +12,7 @@ from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
 from xcsh.coding.session import model_ref
 from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
+from xcsh.modes.rpc.updates import EncodedOnce
 
 if TYPE_CHECKING:
     from xcsh.coding.session import AgentSession
@@ -81,8 +82,19 @@ async def abort_and_prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
     return HANDLED
 
 
+_system_prompt = EncodedOnce()
+_dump_tools = EncodedOnce()
+
+
 async def get_state(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return server.session.state()
+    data = server.session.state()
+    # the large, rarely changing parts are encoded once (see EncodedOnce)
+    if "systemPrompt" in data:
+        data["systemPrompt"] = _system_prompt(data["systemPrompt"])
+    if "dumpTools" in data:
+        data["dumpTools"] = _dump_tools(data["dumpTools"])
+    data["messageUpdates"] = server.message_updates
+    return data
 
 
 async def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:

@@ -12,6 +12,7 @@ from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.commands_core import HANDLERS as CORE_HANDLERS
 from xcsh.modes.rpc.server import Handler, RpcServer
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
+from xcsh.modes.rpc.updates import MessageUpdates
 from xcsh.modes.signals import install_stop_handlers
 
 logger = logging.getLogger(__name__)
@@ -21,10 +22,16 @@ EXTRA_HANDLERS: dict[str, Handler] = {}
 SERVER_INSTALLERS: list[Callable[[RpcServer], None]] = []
 
 
-async def serve(session: AgentSession, frame_fd: int, *, protocol_fixes: bool = False) -> None:
+async def serve(
+    session: AgentSession,
+    frame_fd: int,
+    *,
+    protocol_fixes: bool = False,
+    message_updates: MessageUpdates = "full",
+) -> None:
     """Serve ``session`` until stdin reaches EOF."""
     writer = FrameWriter(frame_fd)
-    server = RpcServer(session, writer, protocol_fixes=protocol_fixes)
+    server = RpcServer(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     server.handlers.update(CORE_HANDLERS)
     from xcsh.modes.rpc.commands_session import HANDLERS as SESSION_HANDLERS
 
@@ -44,7 +51,12 @@ async def serve(session: AgentSession, frame_fd: int, *, protocol_fixes: bool = 
     await server.serve(reader)
 
 
-def run_rpc(build_session: Callable[[], AgentSession], *, protocol_fixes: bool = False) -> int:
+def run_rpc(
+    build_session: Callable[[], AgentSession],
+    *,
+    protocol_fixes: bool = False,
+    message_updates: MessageUpdates = "full",
+) -> int:
     """Claim stdout for frames, build the session, serve; exit code 0 at stdin EOF.
 
     Start-up errors raised by ``build_session`` propagate before any frame is written.
@@ -56,7 +68,7 @@ def run_rpc(build_session: Callable[[], AgentSession], *, protocol_fixes: bool =
     async def main() -> None:
         session = build_session()
         stop = install_stop_handlers(lambda: session)
-        await serve(session, frame_fd, protocol_fixes=protocol_fixes)
+        await serve(session, frame_fd, protocol_fixes=protocol_fixes, message_updates=message_updates)
         await stop.settle()
         session.shutdown()
 

@@ -20,6 +20,7 @@ from xcsh import __version__
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
+from xcsh.modes.rpc.updates import MessageUpdates, slim_update
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
 from xcsh.rpc.protocol import CONTROL_COMMANDS, SPECS, check
 from xcsh.rpc.validation import Invalid
@@ -52,11 +53,19 @@ def _well_formed(frame: dict[str, Any], payload: str) -> bool:
 class RpcServer:
     """Serves one :class:`AgentSession` over a frame writer until stdin ends."""
 
-    def __init__(self, session: AgentSession, writer: FrameWriter, *, protocol_fixes: bool = False) -> None:
+    def __init__(
+        self,
+        session: AgentSession,
+        writer: FrameWriter,
+        *,
+        protocol_fixes: bool = False,
+        message_updates: MessageUpdates = "full",
+    ) -> None:
         self.session = session
         self.writer = writer
         # --protocol-fixes: error responses keep the request id; settled frames (settle.py)
         self.protocol_fixes = protocol_fixes
+        self.message_updates = message_updates  # "delta": slim message_update frames (updates.py)
         # told of every prompt-like command: (command, id, run task or None if queued, error text)
         self.prompt_started: list[Callable[[str, Any, asyncio.Task[None] | None, str | None], None]] = []
         self.handlers: dict[str, Handler] = {}
@@ -73,6 +82,12 @@ class RpcServer:
 
     # ---- output ------------------------------------------------------------------------
     def write(self, frame: Any) -> None:
+        if (
+            self.message_updates == "delta"
+            and isinstance(frame, dict)
+            and frame.get("type") == "message_update"
+        ):
+            frame = slim_update(frame)
         self.writer.write(frame)
 
     def respond(self, command: Any, cid: Any, *, data: Any = NO_DATA, error: str | None = None) -> None:
