@@ -8,6 +8,7 @@ stream, so a provider cannot emit two terminal events.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any, cast
@@ -28,6 +29,7 @@ from xcsh.ai.types import (
 )
 
 ABORTED_MESSAGE = "Request was aborted"
+_BACKLOG = 8  # queued events before a provider yields to the consumer (see ``pace``)
 
 
 def now_ms() -> int:
@@ -68,6 +70,16 @@ class MessageBuilder:
         if not self._started:
             self._started = True
             self.stream.push({"type": "start", "partial": self.snapshot()})
+
+    async def pace(self) -> None:
+        """Let the consumer catch up when events pile up; providers await this once per chunk.
+
+        An SDK hands over a whole network read of chunks without suspending, and each event
+        holds its own snapshot of the growing message, so a slow consumer (a host reading
+        stdout slowly) would otherwise make the queue, and memory, grow with the answer.
+        """
+        if self.stream.backlog > _BACKLOG:
+            await asyncio.sleep(0)
 
     def _mark_token(self) -> None:
         if self._first_token is None:

@@ -43,6 +43,11 @@ class EventStream(Generic[T, R]):
         self._wakeup.set()
 
     @property
+    def backlog(self) -> int:
+        """Events pushed and not yet taken by the consumer."""
+        return len(self._queue)
+
+    @property
     def ended(self) -> bool:
         return self._done
 

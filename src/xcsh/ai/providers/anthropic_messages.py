@@ -355,6 +355,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
         try:
             async for event in events:
                 reducer.feed(event)
+                await builder.pace()
         except anthropic.APIStatusError as exc:
             if exc.status_code != 200:
                 raise

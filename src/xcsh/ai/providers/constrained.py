@@ -340,6 +340,7 @@ async def run_constrained(
     finish: str | None = None
     async with response as chunks:
         async for chunk in chunks:
+            await builder.pace()
             builder.set_response_id(getattr(chunk, "id", None))
             usage = getattr(chunk, "usage", None)
             if usage is not None:

@@ -325,4 +325,5 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     async with contextlib.aclosing(chunks):
         async for chunk in chunks:
             reducer.feed(chunk)
+            await builder.pace()
     reducer.finish()

@@ -337,6 +337,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
     async with response as events:
         async for event in events:
+            await builder.pace()
             reducer.feed(event)
             if reducer.done:
                 return
