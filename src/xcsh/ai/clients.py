@@ -6,6 +6,7 @@ protocol, so the SDKs' own transport retries are disabled here.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from xcsh.ai.options import StreamOptions
@@ -53,12 +54,41 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
+_ssl_contexts: dict[bool, Any] = {}
+_ssl_lock = threading.Lock()
+
+
+def shared_ssl_context(*, trust_env: bool) -> Any:
+    """The process's TLS context (one per ``trust_env``), made by the SDKs' HTTP library.
+
+    Each new HTTP client would otherwise build its own, loading the CA bundle again (100 ms
+    or more of CPU on a small machine, paid on the first prompt). Contexts are thread-safe
+    and meant to be shared between connections.
+    """
+    with _ssl_lock:
+        context = _ssl_contexts.get(trust_env)
+        if context is None:
+            import importlib
+
+            try:
+                http = importlib.import_module("httpx2")
+            except ImportError:  # an SDK release still on httpx
+                http = importlib.import_module("httpx")
+            context = http.create_ssl_context(trust_env=trust_env)
+            _ssl_contexts[trust_env] = context
+    return context
+
+
 def _http_client_kwargs(sdk: Any, model: Model, options: StreamOptions) -> dict[str, Any]:
     # A local server (llama.cpp, Ollama, the embedded model, a test double) must not be reached
     # through HTTP(S)_PROXY settings meant for the internet.
-    if not is_loopback_url(model.get("baseUrl") or ""):
-        return {}
-    return {"http_client": sdk.DefaultAsyncHttpxClient(trust_env=False, timeout=options.timeout_s)}
+    trust_env = not is_loopback_url(model.get("baseUrl") or "")
+    verify = shared_ssl_context(trust_env=trust_env)
+    return {
+        "http_client": sdk.DefaultAsyncHttpxClient(
+            trust_env=trust_env, timeout=options.timeout_s, verify=verify
+        )
+    }
 
 
 def openai_client(model: Model, options: StreamOptions) -> openai.AsyncOpenAI:

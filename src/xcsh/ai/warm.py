@@ -16,6 +16,8 @@ import sys
 import threading
 from collections.abc import Callable
 
+from xcsh.ai.clients import is_loopback_url, shared_ssl_context
+
 logger = logging.getLogger(__name__)
 
 _SWITCH_INTERVAL_WHILE_WARMING = 0.0005  # seconds; the default is 0.005
@@ -25,29 +27,33 @@ _running = 0
 _saved_interval: float | None = None
 
 
-def _warm_openai() -> None:
+def _warm_openai(trust_env: bool) -> None:
     import openai
     from openai import AsyncStream  # noqa: F401
     from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: F401
 
-    # a throwaway client pulls in the HTTP stack (transports, TLS, certificates) as a real one does
-    openai.AsyncOpenAI(api_key="warm", http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
+    # a throwaway client pulls in the HTTP stack (transports, TLS) as a real one does
+    verify = shared_ssl_context(trust_env=trust_env)
+    http_client = openai.DefaultAsyncHttpxClient(trust_env=trust_env, verify=verify)
+    openai.AsyncOpenAI(api_key="warm", http_client=http_client)
 
 
-def _warm_openai_responses() -> None:
-    _warm_openai()
+def _warm_openai_responses(trust_env: bool) -> None:
+    _warm_openai(trust_env)
     from openai.types.responses import Response, ResponseStreamEvent  # noqa: F401
 
 
-def _warm_anthropic() -> None:
+def _warm_anthropic(trust_env: bool) -> None:
     import anthropic
     from anthropic.types import Message, RawMessageStreamEvent  # noqa: F401
 
-    anthropic.AsyncAnthropic(api_key="warm", http_client=anthropic.DefaultAsyncHttpxClient(trust_env=False))
+    verify = shared_ssl_context(trust_env=trust_env)
+    http_client = anthropic.DefaultAsyncHttpxClient(trust_env=trust_env, verify=verify)
+    anthropic.AsyncAnthropic(api_key="warm", http_client=http_client)
 
 
 # api → (provider module, what else its first call needs)
-_WARMERS: dict[str, tuple[str, Callable[[], None] | None]] = {
+_WARMERS: dict[str, tuple[str, Callable[[bool], None] | None]] = {
     "openai-completions": ("xcsh.ai.providers.openai_completions", _warm_openai),
     "openai-responses": ("xcsh.ai.providers.openai_responses", _warm_openai_responses),
     "anthropic-messages": ("xcsh.ai.providers.anthropic_messages", _warm_anthropic),
@@ -55,25 +61,28 @@ _WARMERS: dict[str, tuple[str, Callable[[], None] | None]] = {
 }
 
 
-def warm(api: str) -> bool:
-    """Import what a first call with ``api`` needs, in this thread; False if nothing is known for it."""
+def warm(api: str, base_url: str = "") -> bool:
+    """Import what a first call with ``api`` to ``base_url`` needs, in this thread; False if unknown.
+
+    Also builds the shared TLS context the real client will use (see ``shared_ssl_context``).
+    """
     entry = _WARMERS.get(api)
     if entry is None:
         return False
     module, extra = entry
     importlib.import_module(module)
     if extra is not None:
-        extra()
+        extra(not is_loopback_url(base_url))
     return True
 
 
-def warm_in_background(api: str) -> threading.Thread | None:
+def warm_in_background(api: str, base_url: str = "") -> threading.Thread | None:
     """Start warming ``api`` in a daemon thread (once per api per process); the thread, or None."""
     with _lock:
         if api in _warmed or api not in _WARMERS:
             return None
         _warmed.add(api)
-    thread = threading.Thread(target=_run, args=(api,), name=f"warm-{api}", daemon=True)
+    thread = threading.Thread(target=_run, args=(api, base_url), name=f"warm-{api}", daemon=True)
     _enter()
     try:
         thread.start()
@@ -83,9 +92,9 @@ def warm_in_background(api: str) -> threading.Thread | None:
     return thread
 
 
-def _run(api: str) -> None:
+def _run(api: str, base_url: str) -> None:
     try:
-        warm(api)
+        warm(api, base_url)
     except Exception:  # best effort: the first call will import (and report) as before
         logger.debug("warming %s failed", api, exc_info=True)
     finally:

@@ -20,9 +20,9 @@ def install(server: RpcServer) -> None:
         return
 
     def start() -> None:
-        api = server.session.model.get("api")
-        if api:
-            warm_in_background(api)  # once per api; cheap when already done
+        model = server.session.model
+        if model.get("api"):
+            warm_in_background(model["api"], model.get("baseUrl") or "")  # once per api; cheap after
 
     server.on_ready.append(start)
     server.after_response.append(start)  # set_model / cycle_model may have changed the api
