@@ -37,6 +37,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 OPENAI, ANTHROPIC = "openai-completions", "anthropic-messages"
 WIRES = {"openai": OPENAI, "anthropic": ANTHROPIC}
 TEXT_DELTA = "message_update:text_delta"
+LONG_WAIT_S = 300  # a long answer not over by then is reported as TimeoutError
 
 
 def _ms(seconds: float) -> float:
@@ -175,7 +176,7 @@ class Probes:
         await host.send({"type": "get_state"})
         cpu0 = host.cpu_seconds()
         try:
-            _, end_s = await asyncio.wait_for(self._prompt(host, "a long answer please"), 600)
+            _, end_s = await asyncio.wait_for(self._prompt(host, "a long answer please"), LONG_WAIT_S)
         except (TimeoutError, EOFError, RuntimeError) as exc:
             await host.close()
             ws.remove()
@@ -206,7 +207,7 @@ class Probes:
         t0 = time.perf_counter()
         host.send({"type": "prompt", "message": "write the file"})
         try:
-            end_s = await asyncio.wait_for(end, 600) - t0
+            end_s = await asyncio.wait_for(end, LONG_WAIT_S) - t0
         except (TimeoutError, EOFError) as exc:
             await host.close()
             ws.remove()
@@ -310,6 +311,10 @@ async def main() -> None:
     parser.add_argument("--peers", default=os.environ.get("XCSH_BENCH_PEERS", "/work/peers"))
     parser.add_argument("--out", default=str(RESULTS / "probes.json"))
     parser.add_argument("--profile", help="run xcsh under py-spy, collapsed stacks into this folder")
+    parser.add_argument(
+        "--peer-results",
+        help="a probes.json of an earlier run: its figures for agents not run now join the table",
+    )
     options = parser.parse_args()
     profile = Path(options.profile) if options.profile else None
     agents = find_agents(options.agents.split(","), Path(options.peers), profile)
@@ -325,7 +330,12 @@ async def main() -> None:
                     results[agent.name][name] = await PROBES[name](Probes(agent, fake, options.quick))
                 except Exception as exc:  # a peer that cannot do a probe is a figure, not a crash
                     results[agent.name][name] = {"failed": f"{type(exc).__name__}: {exc}"[:200]}
-    names = [a.name for a in agents]
+    earlier: dict[str, Any] = {}
+    if options.peer_results:
+        earlier = json.loads(Path(options.peer_results).read_text())
+        for name, figures in earlier["results"].items():
+            results.setdefault(name, figures)
+    names = [n for n in ("xcsh", "pi", "omp") if n in results]
     text = table(results, names)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -333,6 +343,11 @@ async def main() -> None:
         "load_before": load_before,
         "load_after": _uptime(),
         "quick": options.quick,
+        "peer_results_from": (
+            {"file": options.peer_results, "date": earlier.get("date"), "load": earlier.get("load_before")}
+            if earlier
+            else None
+        ),
         "results": results,
         "table": text,
     }

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["bench_rpc.py", "bench_session_load.py", "bench_compaction.py"]
+SCRIPTS = ["bench_probes.py", "bench_rpc.py", "bench_session_load.py", "bench_compaction.py"]
 
 
 def main() -> int:
@@ -24,7 +24,7 @@ def main() -> int:
             print(f"== {name}: missing, skipped")
             continue
         args = [sys.executable, str(path)]
-        if quick and name == "bench_rpc.py":
+        if quick and name in ("bench_rpc.py", "bench_probes.py"):
             args.append("--quick")
         print(f"== {name}", flush=True)
         started = time.monotonic()
