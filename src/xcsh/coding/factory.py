@@ -25,7 +25,15 @@ from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, 
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.settings import RPC_RESET_KEYS, Settings, SettingsError
 from xcsh.coding.system_prompt import read_text_or_file
-from xcsh.coding.tools import BUILTIN_TOOL_NAMES, EDIT_MODES, ToolOptions, create_coding_tools
+from xcsh.coding.tools import (
+    BUILTIN_TOOL_NAMES,
+    COMPANIONS,
+    DEFAULT_TOOL_NAMES,
+    EDIT_MODES,
+    ENABLING_SETTINGS,
+    ToolOptions,
+    create_coding_tools,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +88,7 @@ class StartupOptions:
 
 
 # Tools that feature installers register when ``--tools`` lists them (not built-ins).
-FEATURE_TOOL_NAMES = frozenset({"todo_write"})
+FEATURE_TOOL_NAMES = frozenset({"todo_write", "python", "task", "inspect_image"})
 
 # Feature modules register installers here; each is called with the new session.
 FeatureInstaller = Callable[[AgentSession, StartupOptions], None]
@@ -122,8 +130,9 @@ def create_session(options: StartupOptions) -> AgentSession:
     explicit_model = bool(options.model or options.provider)
     role_level = role[1] if role is not None and not explicit_model else None
     level = _initial_level(options, settings, model, cli_level, restored, role_level)
-    names = _tool_names(options)
-    tools = create_coding_tools(options.cwd, None if options.tools is None else names, tool_options(settings))
+    names = _tool_names(options, settings)
+    registered = _with_companions(names, settings) if options.tools is not None else names
+    tools = create_coding_tools(options.cwd, registered, tool_options(settings))
     active = names if (options.tools is not None or not options.no_tools) else []
     config = SessionConfig(
         cwd=options.cwd,
@@ -348,17 +357,39 @@ def _initial_level(
     return resolve_level(model, requested)
 
 
-def _tool_names(options: StartupOptions) -> list[str]:
+def tool_enabled(settings: Settings, name: str) -> bool:
+    """The tool's enabling setting (``calc.enabled`` …), true when absent, as in the reference."""
+    key = ENABLING_SETTINGS.get(name)
+    return key is None or settings.get_bool(key, True)
+
+
+def tool_selection(options: StartupOptions, settings: Settings, name: str) -> tuple[bool, bool]:
+    """(registered, active) for a default-on feature tool under ``--tools`` / ``--no-tools``."""
+    if not tool_enabled(settings, name):
+        return False, False
     if options.tools is None:
-        return list(BUILTIN_TOOL_NAMES)
-    names = []
+        return True, not options.no_tools
+    listed = name in {n.strip().lower() for n in options.tools.split(",")}
+    return listed, listed
+
+
+def _with_companions(names: list[str], settings: Settings) -> list[str]:
+    extra = [COMPANIONS[n] for n in names if n in COMPANIONS and tool_enabled(settings, COMPANIONS[n])]
+    return [*names, *(n for n in extra if n not in names)]
+
+
+def _tool_names(options: StartupOptions, settings: Settings) -> list[str]:
+    if options.tools is None:
+        return [name for name in DEFAULT_TOOL_NAMES if tool_enabled(settings, name)]
+    names: list[str] = []
     for raw in options.tools.split(","):
         name = raw.strip().lower()
-        if not name:
+        if not name or name in names:
             continue
         if name not in BUILTIN_TOOL_NAMES:
             if name not in FEATURE_TOOL_NAMES:
-                logger.warning("unknown tool %r ignored (known: %s)", name, ", ".join(BUILTIN_TOOL_NAMES))
+                known = ", ".join([*BUILTIN_TOOL_NAMES, *sorted(FEATURE_TOOL_NAMES)])
+                logger.warning("unknown tool %r ignored (known: %s)", name, known)
             continue
         names.append(name)
     return names

@@ -135,12 +135,12 @@ async def test_ls_of_a_file_or_missing_path_is_an_error(tmp_path: Path) -> None:
         await _ls(tmp_path, path="gone")
 
 
-def test_create_coding_tools_returns_all_builtins_in_order(tmp_path: Path) -> None:
+def test_create_coding_tools_returns_the_default_builtins_in_order_without_ls(tmp_path: Path) -> None:
     tools = create_coding_tools(tmp_path)
-    assert tuple(tool.name for tool in tools) == BUILTIN_TOOL_NAMES == (
-        "read", "bash", "edit", "write", "grep", "find", "ls",
+    assert tuple(tool.name for tool in tools) == tuple(n for n in BUILTIN_TOOL_NAMES if n != "ls") == (
+        "read", "bash", "edit", "write", "grep", "find", "ast_grep", "ast_edit", "notebook", "calc",
     )  # fmt: skip
-    for tool in tools:
+    for tool in [*tools, *create_coding_tools(tmp_path, ["ls"])]:
         schema = tool.parameters
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert set(schema["required"]) <= set(schema["properties"])

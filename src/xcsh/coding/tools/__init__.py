@@ -3,8 +3,10 @@
 ``create_coding_tools(cwd, names, options)`` builds :class:`~xcsh.agent.types.AgentTool`
 instances bound to the session working directory, in ``BUILTIN_TOOL_NAMES`` order
 (``None`` = all). Provided: ``read``, ``bash``, ``edit`` (hashline or replace mode,
-per ``ToolOptions.edit_mode``), ``write``, ``grep``, ``find`` and pi-mono's ``ls``.
-``todo_write`` lives with the todo feature. See docs/tools.md for the full set.
+per ``ToolOptions.edit_mode``), ``write``, ``grep``, ``find``, ``ast_grep``,
+``ast_edit``, ``notebook``, ``calc`` and pi-mono's ``ls`` (opt-in). Tools that need the
+session (``todo_write``, ``python``, ``task``, ``inspect_image``) are added by their
+features. See docs/tools.md for the full set.
 """
 
 from __future__ import annotations
@@ -14,17 +16,47 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xcsh.agent.types import AgentTool
+from xcsh.coding.tools.ast_tools import create_ast_edit_tool, create_ast_grep_tool
 from xcsh.coding.tools.bash import create_bash_tool
+from xcsh.coding.tools.calc import create_calc_tool
 from xcsh.coding.tools.edit import create_edit_tool
 from xcsh.coding.tools.edit_hashline import create_hashline_edit_tool
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.find import create_find_tool
 from xcsh.coding.tools.grep import create_grep_tool
 from xcsh.coding.tools.ls import create_ls_tool
+from xcsh.coding.tools.notebook import create_notebook_tool
 from xcsh.coding.tools.read import Numbering, create_read_tool
 from xcsh.coding.tools.write import create_write_tool
 
-BUILTIN_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
+BUILTIN_TOOL_NAMES: tuple[str, ...] = (
+    "read",
+    "bash",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "ast_grep",
+    "ast_edit",
+    "notebook",
+    "calc",
+)
+# active when --tools is not given (pi-mono's ls is opt-in: the reference has none)
+DEFAULT_TOOL_NAMES: tuple[str, ...] = tuple(name for name in BUILTIN_TOOL_NAMES if name != "ls")
+# the reference's per-tool enabling settings (all default to true)
+ENABLING_SETTINGS: dict[str, str] = {
+    "grep": "grep.enabled",
+    "find": "find.enabled",
+    "ast_grep": "astGrep.enabled",
+    "ast_edit": "astEdit.enabled",
+    "notebook": "notebook.enabled",
+    "calc": "calc.enabled",
+    "python": "python.enabled",
+    "inspect_image": "inspect_image.enabled",
+}
+# registered (not active) with their text sibling when --tools names it
+COMPANIONS: dict[str, str] = {"grep": "ast_grep", "edit": "ast_edit"}
 
 EDIT_MODES: tuple[str, ...] = ("hashline", "replace")
 
@@ -59,17 +91,21 @@ _FACTORIES: dict[str, Callable[[Path, ToolOptions], AgentTool]] = {
     "grep": lambda cwd, _: create_grep_tool(cwd),
     "find": lambda cwd, _: create_find_tool(cwd),
     "ls": lambda cwd, _: create_ls_tool(cwd),
+    "ast_grep": lambda cwd, options: create_ast_grep_tool(cwd, hashline=options.numbering == "hash"),
+    "ast_edit": lambda cwd, _: create_ast_edit_tool(cwd),
+    "notebook": lambda cwd, _: create_notebook_tool(cwd),
+    "calc": lambda cwd, _: create_calc_tool(cwd),
 }
 
 
 def create_coding_tools(
     cwd: Path, names: Sequence[str] | None = None, options: ToolOptions | None = None
 ) -> list[AgentTool]:
-    """Built-in tools for ``cwd``: all of them (``names=None``) or the named ones, in built-in order.
+    """Built-in tools for ``cwd``: the default set (``names=None``) or the named ones, in built-in order.
 
     Raises ``ValueError`` for a name that is not a built-in tool.
     """
-    wanted = BUILTIN_TOOL_NAMES if names is None else tuple(names)
+    wanted = DEFAULT_TOOL_NAMES if names is None else tuple(names)
     unknown = [name for name in wanted if name not in _FACTORIES]
     if unknown:
         raise ValueError(f"Unknown built-in tool(s): {', '.join(unknown)}")
@@ -79,7 +115,10 @@ def create_coding_tools(
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
+    "COMPANIONS",
+    "DEFAULT_TOOL_NAMES",
     "EDIT_MODES",
+    "ENABLING_SETTINGS",
     "ToolAbortedError",
     "ToolError",
     "ToolOptions",

@@ -27,12 +27,14 @@ import base64
 import difflib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools import read_sources as sources
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import format_line
 from xcsh.coding.tools.ls import list_directory
@@ -106,15 +108,27 @@ def _numbered(number: int, line: str, numbering: Numbering) -> str:
 
 def read_text_file(path: Path, shown: str, selection: LineSelection, numbering: Numbering = "none") -> str:
     """Render the selected lines of a text file (prefixed per ``numbering``) with the continuation notice."""
+    with path.open("rb") as handle:
+        return render_lines(handle, shown, selection, numbering)
+
+
+def render_text(text: str, shown: str, selection: LineSelection, numbering: Numbering = "none") -> str:
+    """:func:`read_text_file` for text already in memory (converted documents, archive members, pages)."""
+    return render_lines(iter(text.encode("utf-8").splitlines(keepends=True)), shown, selection, numbering)
+
+
+def render_lines(
+    raw_lines: Iterable[bytes], shown: str, selection: LineSelection, numbering: Numbering
+) -> str:
+    """The selected lines of ``raw_lines`` within the line and byte caps, with the continuation notice."""
     collected: list[str] = []
     collected_bytes = 0
     total = 0
-    with path.open("rb") as handle:
-        for raw in handle:
-            total += 1
-            if total >= selection.start and len(collected) < selection.limit and collected_bytes <= MAX_BYTES:
-                collected.append(_decode_line(raw))
-                collected_bytes += len(raw)
+    for raw in raw_lines:
+        total += 1
+        if total >= selection.start and len(collected) < selection.limit and collected_bytes <= MAX_BYTES:
+            collected.append(_decode_line(raw))
+            collected_bytes += len(raw)
     if total == 0:
         if selection.start > 1:
             raise ToolError(f"Line {selection.start} is beyond the end of {shown} (the file is empty).")
@@ -151,11 +165,49 @@ def read_text_file(path: Path, shown: str, selection: LineSelection, numbering: 
     return text
 
 
-def _read(cwd: Path, raw_path: str, sel: str | None, numbering: Numbering) -> AgentToolResult:
+def _converted(converted: sources.Converted, shown: str, selection: LineSelection) -> AgentToolResult:
+    text = render_text(converted.text, shown, selection)
+    return {"content": [{"type": "text", "text": text}], "details": converted.details}
+
+
+def _special(cwd: Path, raw_path: str, path: Path, shown: str, head: bytes) -> sources.Converted | None:
+    """Archives, SQLite databases, notebooks and PDFs, or None for an ordinary file."""
+    name = path.name.lower()
+    if head.startswith(b"SQLite format 3\x00"):
+        found = sources.split_sqlite(cwd, str(path))
+        if found is not None:
+            return sources.read_sqlite(found[0], shown, "", "")
+    if name.endswith((".zip", ".tar", ".tar.gz", ".tgz")):
+        return sources.read_archive(path, shown, "")
+    if name.endswith(".ipynb"):
+        return sources.read_notebook(path, shown)
+    if head.startswith(b"%PDF-"):
+        return sources.read_pdf(path, shown)
+    return None
+
+
+def _read(
+    cwd: Path, raw_path: str, sel: str | None, numbering: Numbering, timeout: object = None
+) -> AgentToolResult:
+    selection = parse_selection(sel)
+    if sources.is_url(raw_path.strip()):
+        url = raw_path.strip()
+        return _converted(sources.read_url(url, sources.clamp_timeout(timeout)), url, selection)
     path = resolve_path(cwd, raw_path)
     shown = display_path(cwd, path)
-    selection = parse_selection(sel)
     if not path.exists():
+        target = str(path)
+        archive = sources.split_archive(cwd, target)
+        if archive is not None:
+            return _converted(
+                sources.read_archive(archive[0], display_path(cwd, archive[0]), archive[1]), shown, selection
+            )
+        database = sources.split_sqlite(cwd, target)
+        if database is not None:
+            db_shown = display_path(cwd, database[0])
+            return _converted(
+                sources.read_sqlite(database[0], db_shown, database[1], database[2]), shown, selection
+            )
         raise ToolError(f"File not found: {shown}.{_did_you_mean(cwd, path)}")
     if path.is_dir():
         return {"content": [{"type": "text", "text": list_directory(path, limit=MAX_DIR_ENTRIES)}]}
@@ -163,6 +215,9 @@ def _read(cwd: Path, raw_path: str, sel: str | None, numbering: Numbering) -> Ag
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
         size = path.stat().st_size
+        special = _special(cwd, raw_path, path, shown, head)
+        if special is not None:
+            return _converted(special, shown, selection)
         mime = image_mime_type(head)
         if mime is not None:
             if size > MAX_IMAGE_BYTES:
@@ -192,7 +247,9 @@ _PARAMETERS: dict[str, Any] = {
     "properties": {
         "path": {
             "type": "string",
-            "description": "File or directory to read, relative to the working directory or absolute.",
+            "description": "File or directory (relative or absolute), archive member (a.zip:dir/file), "
+            "SQLite selector (db.sqlite:table, db.sqlite:table?limit=10&where=..., db.sqlite?q=SELECT ...), "
+            "or an http(s) URL.",
         },
         "sel": {
             "type": "string",
@@ -201,6 +258,7 @@ _PARAMETERS: dict[str, Any] = {
                 f"or 'raw' (whole file). Default: the first {DEFAULT_READ_LINES} lines."
             ),
         },
+        "timeout": {"type": "number", "description": "Seconds to wait for a URL (default 20, max 45)."},
     },
     "required": ["path"],
     "additionalProperties": False,
@@ -218,6 +276,8 @@ _DESCRIPTION = (
     "when more remains the result ends with a notice telling which `sel` continues it. "
     "Use `sel` to read a line range (e.g. 'L200-L260'). Directories are listed one entry per line, "
     "directories ending with '/'. PNG, JPEG, GIF and WebP images are returned as images. "
+    "Also reads web pages (http/https URLs, HTML as Markdown), zip/tar archives (list, or a.zip:path/in/archive), "
+    "SQLite databases (tables, schema, rows, read-only queries), Jupyter notebooks and PDFs as text. "
     "Prefer this over `cat`, `head` or `sed` in bash."
 )
 
@@ -232,7 +292,8 @@ def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
         if not isinstance(raw_path, str) or not raw_path.strip():
             raise ToolError("path is required")
         sel = args.get("sel")
-        return await asyncio.to_thread(_read, cwd, raw_path, sel if isinstance(sel, str) else None, numbering)
+        selection = sel if isinstance(sel, str) else None
+        return await asyncio.to_thread(_read, cwd, raw_path, selection, numbering, args.get("timeout"))
 
     return AgentTool(
         name="read",
