@@ -19,6 +19,10 @@ Installer = Callable[["AgentSession", "StartupOptions"], None]
 def installers() -> list[Installer]:
     """The installers, imported lazily so start-up only loads what sessions use."""
     found: list[Installer] = []
+    # first: the session-bound built-in tools (python, task, inspect_image) before any extension
+    from xcsh.coding.tool_features import install as install_tools
+
+    found.append(install_tools)
     from xcsh.coding.retry import install as install_retry
 
     found.append(install_retry)

@@ -1,0 +1,179 @@
+"""Agent definitions for ``task``: the bundled set plus ``*.md`` files of discovered ``agents/`` folders.
+
+A definition file is Markdown with front matter: ``name``, ``description``,
+``tools`` (comma list or YAML list; absent = the default tool set), ``spawns``
+(agents it may start with ``task``; ``*`` = any; absent = none), ``model`` (one or
+more patterns), ``thinkingLevel``/``thinking-level``; the body is the agent's
+system prompt addition. Discovered folders come highest precedence first (project
+before user), and the first definition of a name wins over later ones and over
+the bundled one. ``task.disabledAgents`` hides agents by name.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from xcsh.coding.discovery import LoadContext, discover, parse_front_matter
+
+logger = logging.getLogger(__name__)
+
+AgentSource = Literal["bundled", "user", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDefinition:
+    name: str
+    description: str
+    prompt: str
+    tools: tuple[str, ...] | None = None
+    spawns: tuple[str, ...] | Literal["*"] = ()
+    models: tuple[str, ...] = ()
+    thinking_level: str | None = None
+    source: AgentSource = "bundled"
+    path: str | None = None
+
+    def may_spawn(self, name: str) -> bool:
+        return self.spawns == "*" or name in self.spawns
+
+
+_READ_ONLY = ("read", "grep", "find", "ast_grep")
+_GENERAL = (
+    "You are a subagent started by another agent through its `task` tool. You get one assignment and work "
+    "on it alone, with your own tools and context; the agent that started you sees only your final answer. "
+    "Finish the assignment completely, verify what you changed, and end with a concise report: what you did, "
+    "what you found, the files you touched, and anything left open. Do not ask questions; make reasonable "
+    "assumptions and state them."
+)
+BUNDLED: tuple[AgentDefinition, ...] = (
+    AgentDefinition(
+        name="task",
+        description="General-purpose subagent with every tool, for delegated multi-step work",
+        prompt=_GENERAL,
+        spawns="*",
+        thinking_level="medium",
+    ),
+    AgentDefinition(
+        name="quick_task",
+        description="Low-effort subagent for strictly mechanical edits or data gathering",
+        prompt=_GENERAL,
+        thinking_level="minimal",
+    ),
+    AgentDefinition(
+        name="explore",
+        description="Fast read-only scout of the codebase; returns condensed findings for a hand-off",
+        prompt=(
+            "You are a read-only scout. Search and read the code to answer the assignment; never modify "
+            "files. Report the relevant files, symbols and line ranges with a short explanation of each, as "
+            "compactly as possible, so another agent can act on it without re-reading everything."
+        ),
+        tools=_READ_ONLY,
+        thinking_level="medium",
+    ),
+    AgentDefinition(
+        name="plan",
+        description="Architect for complex multi-file changes; produces a step-by-step plan, edits nothing",
+        prompt=(
+            "You are a software architect. Study the code (read-only; bash only for inspection) and produce "
+            "a concrete, ordered implementation plan: the files to change, the changes in each, risks, and how "
+            "to verify the result. Do not edit files."
+        ),
+        tools=(*_READ_ONLY, "bash"),
+        spawns=("explore",),
+        thinking_level="high",
+    ),
+    AgentDefinition(
+        name="reviewer",
+        description="Code reviewer for correctness, security and quality issues",
+        prompt=(
+            "You are a code reviewer. Inspect the changes or code named in the assignment and report concrete "
+            "findings: each with file, line range, severity, and why it matters. Say clearly when the code "
+            "looks correct. Do not edit files."
+        ),
+        tools=(*_READ_ONLY, "bash"),
+        spawns=("explore",),
+        thinking_level="high",
+    ),
+    AgentDefinition(
+        name="librarian",
+        description="Researches libraries and APIs by reading their source; answers with verified facts",
+        prompt=(
+            "You research how a library or API behaves by reading its installed source, documentation and "
+            "tests (bash may locate them). Answer with facts you verified, citing the files you read."
+        ),
+        tools=(*_READ_ONLY, "bash"),
+        thinking_level="minimal",
+    ),
+    AgentDefinition(
+        name="designer",
+        description="UI and UX specialist for implementing and refining interfaces",
+        prompt=(
+            "You implement and refine user interfaces: layout, styling, accessibility and interaction. Follow "
+            "the project's existing design conventions and verify your changes."
+        ),
+    ),
+)
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = value if isinstance(value, list) else str(value).split(",")
+    return tuple(str(item).strip() for item in items if str(item).strip())
+
+
+def parse_agent(text: str, source: AgentSource, path: str | None = None) -> AgentDefinition | None:
+    """A definition from a Markdown file's text; None (logged) when it has no name or description."""
+    meta, body = parse_front_matter(text)
+    name = str(meta.get("name") or (Path(path).stem if path else "")).strip()
+    description = str(meta.get("description") or "").strip()
+    if not name or not description:
+        logger.warning("agent definition %s ignored: it needs a name and a description", path or name)
+        return None
+    spawns_raw = meta.get("spawns")
+    spawns: tuple[str, ...] | Literal["*"] = (
+        "*" if isinstance(spawns_raw, str) and spawns_raw.strip() == "*" else (_names(spawns_raw) or ())
+    )
+    thinking = meta.get("thinkingLevel") or meta.get("thinking-level") or meta.get("thinking")
+    level = {"med": "medium"}.get(str(thinking).strip(), str(thinking).strip()) if thinking else None
+    return AgentDefinition(
+        name=name,
+        description=description,
+        prompt=body.strip(),
+        tools=_names(meta.get("tools")),
+        spawns=spawns,
+        models=_names(meta.get("model")) or (),
+        thinking_level=level,
+        source=source,
+        path=path,
+    )
+
+
+def load_agents(
+    cwd: Path, home: Path, agent_dir: Path, disabled: list[str] | None = None
+) -> list[AgentDefinition]:
+    """Discovered definitions (highest precedence first) then the bundled ones, one per name."""
+    found: dict[str, AgentDefinition] = {}
+    try:
+        dirs = discover(LoadContext.create(cwd, home, agent_dir)).agent_dirs
+    except Exception:  # discovery problems must not take the task tool down
+        logger.warning("agent folder discovery failed", exc_info=True)
+        dirs = []
+    for folder in dirs:
+        directory = Path(folder.path)
+        if not directory.is_dir():
+            continue
+        for file in sorted(directory.glob("*.md")):
+            try:
+                text = file.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            definition = parse_agent(text, folder.level, str(file))
+            if definition is not None and definition.name not in found:
+                found[definition.name] = definition
+    for definition in BUNDLED:
+        found.setdefault(definition.name, definition)
+    blocked = set(disabled or [])
+    return [d for d in found.values() if d.name not in blocked]

@@ -1,0 +1,198 @@
+"""A persistent IPython kernel for the ``python`` tool (jupyter-client + ipykernel, the ``tools`` extra).
+
+Contract: :class:`PythonKernel` starts an ipykernel (this interpreter, the session
+cwd) on first use and keeps it for the session, so variables and imports persist
+between calls. :meth:`execute` runs one cell and collects what the kernel
+publishes for it — stream text, ``execute_result`` / ``display_data`` (text/plain,
+image/png, application/json) and errors (traceback without colour codes) — until
+the kernel is idle. A timeout or an abort interrupts the kernel (KeyboardInterrupt
+in the cell; the kernel and its state survive). :meth:`restart` restarts it;
+:meth:`kill` ends the process at once and is safe to call from synchronous shutdown
+code. An ipykernel also exits on its own when its parent process dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.optional import require
+
+logger = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 60.0
+OutputListener = Callable[[str], None]
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass(slots=True)
+class CellOutcome:
+    """What one cell produced."""
+
+    text: str = ""
+    images: list[dict[str, str]] = field(default_factory=list)
+    json: list[Any] = field(default_factory=list)
+    error: str | None = None
+    timed_out: bool = False
+    aborted: bool = False
+    duration_ms: int = 0
+
+
+class PythonKernel:
+    """One lazily started kernel; ``execute`` calls are serialised."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._manager: Any = None
+        self._client: Any = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._manager is not None
+
+    async def _start(self) -> None:
+        require("ipykernel", "ipykernel", "python")
+        manager_module = require("jupyter_client.manager", "jupyter-client", "python")
+        manager = manager_module.AsyncKernelManager(kernel_name="python3")
+        # this interpreter, whatever kernelspecs are installed elsewhere
+        manager.kernel_cmd = []
+        manager.kernel_spec.argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        await manager.start_kernel(cwd=str(self.cwd), env=_kernel_env())
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=START_TIMEOUT_S)
+        except RuntimeError as exc:
+            client.stop_channels()
+            await manager.shutdown_kernel(now=True)
+            raise ToolError(f"The Python kernel did not start: {exc}") from exc
+        self._manager, self._client = manager, client
+
+    async def restart(self) -> None:
+        async with self._lock:
+            if self._manager is None:
+                return
+            self._client.stop_channels()
+            await self._manager.restart_kernel(now=True)
+            self._client = self._manager.client()
+            self._client.start_channels()
+            await self._client.wait_for_ready(timeout=START_TIMEOUT_S)
+
+    async def execute(
+        self, code: str, timeout: float, signal: AbortSignal | None, on_output: OutputListener | None = None
+    ) -> CellOutcome:
+        """Run ``code``; returns its outputs (an exception in the cell is ``error``, not raised).
+
+        ``on_output`` gets the cell's text so far whenever it grows.
+        """
+        async with self._lock:
+            if self._manager is None:
+                await self._start()
+            return await self._execute(code, timeout, signal, on_output)
+
+    async def _execute(
+        self, code: str, timeout: float, signal: AbortSignal | None, on_output: OutputListener | None
+    ) -> CellOutcome:
+        client = self._client
+        outcome = CellOutcome()
+        started = time.monotonic()
+        parts: list[str] = []
+        interrupted = asyncio.Event()
+
+        def interrupt() -> None:
+            interrupted.set()
+
+        remove = signal.add_callback(interrupt) if signal is not None else None
+        msg_id = client.execute(code, store_history=True, allow_stdin=False)
+        deadline = started + timeout
+        interrupt_sent = False
+        try:
+            while True:
+                if (interrupted.is_set() or time.monotonic() > deadline) and not interrupt_sent:
+                    outcome.aborted = interrupted.is_set()
+                    outcome.timed_out = not outcome.aborted
+                    await self._manager.interrupt_kernel()
+                    interrupt_sent = True
+                    deadline = time.monotonic() + 10
+                elif interrupt_sent and time.monotonic() > deadline:
+                    raise ToolError("The Python kernel did not respond to an interrupt; use reset: true.")
+                try:
+                    message = await client.get_iopub_msg(timeout=0.1)
+                except Exception:  # queue.Empty: nothing published yet
+                    continue
+                if message.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                kind = message["msg_type"]
+                content = message["content"]
+                if kind == "stream":
+                    parts.append(content.get("text", ""))
+                elif kind in ("execute_result", "display_data"):
+                    self._rich(content.get("data", {}), parts, outcome)
+                if kind in ("stream", "execute_result", "display_data") and on_output is not None:
+                    on_output("".join(parts))
+                elif kind == "error":
+                    traceback = (
+                        "\n".join(content.get("traceback", []))
+                        or f"{content.get('ename')}: {content.get('evalue')}"
+                    )
+                    outcome.error = _ANSI_RE.sub("", traceback)
+                elif kind == "status" and content.get("execution_state") == "idle":
+                    break
+        finally:
+            if remove is not None:
+                remove()
+        with contextlib.suppress(Exception):
+            await client.get_shell_msg(timeout=1)
+        outcome.text = "".join(parts)
+        outcome.duration_ms = int((time.monotonic() - started) * 1000)
+        return outcome
+
+    @staticmethod
+    def _rich(data: dict[str, Any], parts: list[str], outcome: CellOutcome) -> None:
+        if "image/png" in data:
+            outcome.images.append(
+                {"type": "image", "data": str(data["image/png"]).replace("\n", ""), "mimeType": "image/png"}
+            )
+        if "application/json" in data:
+            outcome.json.append(data["application/json"])
+        text = data.get("text/plain")
+        if text is not None and "image/png" not in data:
+            parts.append(str(text) + "\n")
+
+    def kill(self) -> None:
+        """End the kernel process now (synchronous; for session shutdown)."""
+        manager, client = self._manager, self._client
+        self._manager = self._client = None
+        if manager is None:
+            return
+        with contextlib.suppress(Exception):
+            client.stop_channels()
+        provisioner = getattr(manager, "provisioner", None)
+        process = getattr(provisioner, "process", None)
+        if process is not None:
+            with contextlib.suppress(Exception):
+                process.kill()
+                process.wait(timeout=5)
+        with contextlib.suppress(Exception):
+            manager.cleanup_connection_file()
+
+
+def _kernel_env() -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    env.pop("PYTHONSTARTUP", None)
+    return env
