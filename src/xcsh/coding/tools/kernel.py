@@ -8,7 +8,8 @@ image/png, application/json) and errors (traceback without colour codes) — unt
 the kernel is idle. A timeout or an abort interrupts the kernel (KeyboardInterrupt
 in the cell; the kernel and its state survive). :meth:`restart` restarts it;
 :meth:`kill` ends the process at once and is safe to call from synchronous shutdown
-code. An ipykernel also exits on its own when its parent process dies.
+code. An ipykernel also exits on its own when its parent process dies. The kernel
+gets the tool environment: provider credentials are withheld as from ``bash``.
 """
 
 from __future__ import annotations
@@ -189,9 +190,10 @@ class PythonKernel:
 
 
 def _kernel_env() -> dict[str, str]:
-    import os
+    """The tool environment (no provider credentials, see ``xcsh.coding.secrets``) for the kernel."""
+    from xcsh.coding.secrets import tool_environment
 
-    env = dict(os.environ)
+    env = tool_environment()
     env.setdefault("PYTHONUNBUFFERED", "1")
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env.pop("PYTHONSTARTUP", None)
