@@ -142,3 +142,16 @@ async def test_a_find_for_a_symbol_points_the_model_to_grep(workspace: Workspace
     hint = tool_results(fake_llm.requests[1].json)["c1"]
     assert "use grep with pattern MAX_UPLOAD_MB" in hint
     assert "MAX_UPLOAD_MB = 25" in tool_results(fake_llm.requests[2].json)["c2"]
+
+
+async def test_a_small_model_is_not_forced_to_plan_with_todo_write_before_the_task(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    small_model(workspace, fake_llm)
+    fake_llm.script(script.text("Done."), script.text("Done."))
+    for model in ("fake/tiny-coder", "fake/fake-model"):
+        await run(workspace, ["--model", model, "--no-session"], "Add a docstring to main.")
+    small, default = (r.json for r in fake_llm.requests)
+    assert "tool_choice" not in small and not any("Plan before you act" in t for t in user_texts(small))
+    # the same prompt to a model without the profile gets the eager todo prelude (agent-behaviour §8.4)
+    assert default["tool_choice"]["function"]["name"] == "todo_write"

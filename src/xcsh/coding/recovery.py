@@ -17,9 +17,14 @@ SMALL_PROFILE = "small"
 RECOVERY_TYPE = "toolRecovery"
 
 
+def has_small_profile(model: Model) -> bool:
+    """True when the model's catalogue entry names the small-model profile."""
+    return (model.get("compat") or {}).get("promptProfile") == SMALL_PROFILE
+
+
 def recovery_message(model: Model, failed: list[ToolResultMessage]) -> AgentMessage | None:
     """The nudge after ``failed`` tool results, or None when ``model`` does not get one."""
-    if (model.get("compat") or {}).get("promptProfile") != SMALL_PROFILE or not failed:
+    if not has_small_profile(model) or not failed:
         return None
     names = " and ".join(dict.fromkeys(r["toolName"] for r in failed))
     text = (

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from xcsh.agent.types import AgentMessage
 from xcsh.coding.hooks import PromptContributor
 from xcsh.coding.messages import custom_message
+from xcsh.coding.recovery import has_small_profile
 from xcsh.coding.todos.state import TodoStore
 from xcsh.coding.todos.tool import TOOL_NAME
 
@@ -41,6 +42,9 @@ def wants_prelude(session: AgentSession, store: TodoStore, text: str) -> bool:
     if any(m.get("role") == "user" for m in session.agent.messages):
         return False
     if text.rstrip().endswith(("?", "!")):
+        return False
+    if has_small_profile(session.agent.model):
+        # a forced plan costs a small local model minutes and derails it (docs/local-model.md)
         return False
     # Registered is enough (it may be inactive, as with --no-tools); plan mode does not
     # exist here, and every provider we ship can force a named tool.
