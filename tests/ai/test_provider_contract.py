@@ -146,3 +146,10 @@ async def test_an_empty_stream_is_a_retryable_sentence_naming_the_provider(fake:
     error = message.get("errorMessage", "")
     assert error == "Connection error: contract ended the stream without sending an answer"
     assert is_retryable(error)
+
+
+async def test_a_rejected_key_echoed_by_the_provider_is_redacted(fake: FakeLLM, api: str) -> None:
+    fake.script(http_error(401, "Incorrect API key provided: test-key."))
+    _, message = await run_stream(make_model(fake, api), {"messages": [user("hi")]})
+    error = message.get("errorMessage", "")
+    assert "test-key" not in error and "Incorrect API key provided: [redacted]." in error

@@ -246,3 +246,26 @@ def provider_fault(exc: BaseException, provider: str, *, received: bool) -> str 
             return f"Connection error: {provider} closed the connection before the answer was complete"
         return f"Connection error: {provider} closed the connection without sending an answer"
     return None
+
+
+_MIN_SECRET_LEN = 8
+
+
+def redact_credentials(text: str, model: Any, options: Any) -> str:
+    """``text`` with the call's API key and header values replaced by ``[redacted]``.
+
+    Providers sometimes echo a rejected key or a header in their error body; the error
+    message goes into frames and the session file. Values shorter than 8 characters are
+    left alone (too likely to occur by chance).
+    """
+    secrets = [getattr(options, "api_key", None)]
+    for headers in (
+        model.get("headers") if isinstance(model, dict) else None,
+        getattr(options, "headers", None),
+    ):
+        if isinstance(headers, dict):
+            secrets.extend(v for v in headers.values() if isinstance(v, str))
+    for secret in secrets:
+        if secret and len(secret) >= _MIN_SECRET_LEN and secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text

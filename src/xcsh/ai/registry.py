@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.errors import describe_error
+from xcsh.ai.errors import describe_error, redact_credentials
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.stream import AssistantMessageStream
 from xcsh.ai.types import AssistantMessage, Context, Model
@@ -114,4 +114,5 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
     else:
         logger.debug("provider %s failed", model["api"], exc_info=failure)
         received = bool(builder.snapshot().get("content"))
-        builder.fail(describe_error(failure, model["provider"], received=received))
+        text = describe_error(failure, model["provider"], received=received)
+        builder.fail(redact_credentials(text, model, options))
