@@ -51,6 +51,7 @@ def test_export_writes_the_page_of_a_session_file(workspace: Workspace, fake_llm
     assert result.stdout == f"Exported to: {out}\n".encode()
     page = out.read_text()
     assert "The sky is blue." in page and "sky colour?" in page
+    assert out.stat().st_mode & 0o777 == 0o600  # the page holds the conversation
 
 
 def test_export_without_an_output_names_the_page_after_the_session(workspace: Workspace) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from xcsh.coding.export.html import render_session_html
 from xcsh.coding.paths import blobs_dir
+from xcsh.coding.private_fs import write_private_file
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.entries import is_valid_header
 from xcsh.coding.sessions.loading import read_session_file
@@ -41,8 +42,7 @@ def export_session_file(source: Path, output: Path | None = None) -> Path:
     document = render_session_html(header=loaded.header, entries=loaded.entries, leaf_id=leaf)
     target = output if output is not None else default_output(source)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(document, encoding="utf-8", errors="backslashreplace")
+        write_private_file(target, document.encode("utf-8", errors="backslashreplace"))
     except OSError as exc:
         raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
     return target
