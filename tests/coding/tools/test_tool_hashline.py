@@ -254,3 +254,9 @@ async def test_replace_mode_is_kept_behind_the_setting(a_ts: Path) -> None:
     assert _text(await numbered.execute("c1", {"path": "a.ts", "sel": "L2-L2"}, None, lambda _: None)) == (
         "2:const timeout = 5000;"
     )
+
+
+async def test_grep_shows_anchors_in_hashline_mode(a_ts: Path) -> None:
+    grep = create_coding_tools(a_ts.parent, ["grep"], ToolOptions())[0]
+    result = await grep.execute("c1", {"pattern": "timeout", "pre": 0, "post": 1}, None, lambda _: None)
+    assert _text(result).split("\n") == [f"a.ts:{_a(2)}:{A_TS[1]}", f"a.ts-{_a(3)}-{A_TS[2]}"]

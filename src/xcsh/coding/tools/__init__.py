@@ -88,7 +88,7 @@ _FACTORIES: dict[str, Callable[[Path, ToolOptions], AgentTool]] = {
     "bash": lambda cwd, _: create_bash_tool(cwd),
     "edit": _edit,
     "write": lambda cwd, _: create_write_tool(cwd),
-    "grep": lambda cwd, _: create_grep_tool(cwd),
+    "grep": lambda cwd, options: create_grep_tool(cwd, hashline=options.numbering == "hash"),
     "find": lambda cwd, _: create_find_tool(cwd),
     "ls": lambda cwd, _: create_ls_tool(cwd),
     "ast_grep": lambda cwd, options: create_ast_grep_tool(cwd, hashline=options.numbering == "hash"),

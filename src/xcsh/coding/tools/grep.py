@@ -11,7 +11,8 @@ Contract:
 - ``pattern`` is a regex (ripgrep/Python syntax), ``i`` makes it case-insensitive,
   ``multiline`` lets it span lines; ``glob`` filters file paths, ``type`` file
   types (``py``, ``js``, ``rust`` …); ``pre``/``post`` context lines (default 3).
-- Output: ``path:line:text`` for matching lines and ``path-line-text`` for context,
+- Output: ``path:line:text`` for matching lines and ``path-line-text`` for context
+  (in hashline edit mode ``line`` is the line's anchor ``N#ID``, as ``read`` shows it),
   ``--`` between non-adjacent groups; paths relative to the session cwd; lines over
   1024 characters are cut. ``limit`` (20) matches are shown after skipping
   ``offset``; when more exist the text ends with ``[20 matches limit reached. Use
@@ -36,6 +37,7 @@ from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.find import RipgrepRun, find_ripgrep, walk_files
+from xcsh.coding.tools.hashline import anchor
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head, truncate_line
 
@@ -101,14 +103,15 @@ def _select(search: _Search, *, offset: int, limit: int, pre: int, post: int) ->
     return sorted(chosen.values(), key=lambda h: (order[h.path], h.number))
 
 
-def _render(hits: list[_Hit]) -> str:
+def _render(hits: list[_Hit], hashline: bool = False) -> str:
     lines: list[str] = []
     previous: _Hit | None = None
     for hit in hits:
         if previous is not None and (previous.path != hit.path or hit.number != previous.number + 1):
             lines.append("--")
         sep = ":" if hit.match is not None else "-"
-        lines.append(f"{hit.path}{sep}{hit.number}{sep}{truncate_line(hit.text)}")
+        label = anchor(hit.number, hit.text) if hashline else str(hit.number)
+        lines.append(f"{hit.path}{sep}{label}{sep}{truncate_line(hit.text)}")
         previous = hit
     return "\n".join(lines)
 
@@ -313,9 +316,12 @@ _DESCRIPTION = (
     "Prefer this over running grep or rg in bash."
 )
 
+_ANCHOR_NOTE = " Here `line` is the line's anchor `N#ID` (as `read` shows it), usable directly in `edit`."
 
-def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True) -> AgentTool:
-    """The ``grep`` tool bound to the session cwd; ``use_ripgrep=False`` forces the Python search."""
+
+def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True, hashline: bool = False) -> AgentTool:
+    """The ``grep`` tool bound to the session cwd; ``use_ripgrep=False`` forces the Python search;
+    ``hashline`` shows each line's anchor (``N#ID``) where the line number would be."""
 
     async def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
@@ -355,7 +361,7 @@ def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True) -> AgentTool:
         hits = _select(search, offset=offset, limit=limit, pre=pre, post=post)
         if not hits:
             return {"content": [{"type": "text", "text": "No matches found"}], "isWarning": True}
-        truncation = truncate_head(_render(hits), max_lines=len(hits) * 2 + 1)
+        truncation = truncate_head(_render(hits, hashline), max_lines=len(hits) * 2 + 1)
         text = truncation.content
         if truncation.truncated:
             text += f"\n\n[Output truncated at {format_size(MAX_BYTES)}. Narrow the search or lower limit]"
@@ -370,7 +376,7 @@ def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True) -> AgentTool:
     return AgentTool(
         name="grep",
         label="Grep",
-        description=_DESCRIPTION,
+        description=_DESCRIPTION + (_ANCHOR_NOTE if hashline else ""),
         parameters=_PARAMETERS,
         execute=execute,
         concurrency="shared",
