@@ -49,6 +49,7 @@ async def test_calc_notebook_ast_and_rich_reads_reach_the_model(
         ("rs", "read", {"path": "app.sqlite:items:1"}),
         ("rp", "read", {"path": "doc.pdf"}),
         ("ru", "read", {"path": f"{pages}/page"}),
+        ("rn", "read", {"path": "n.ipynb"}),
     ]
     fake_llm.script(*[script.tool_calls(step) for step in steps], script.text("all done"))
     args = ["--model", "fake/fake-model", "--no-session"]
@@ -64,6 +65,7 @@ async def test_calc_notebook_ast_and_rich_reads_reach_the_model(
     assert results[5] == "id: 1\nlabel: first"
     assert results[6] == "--- page 1 ---\nQuarterly report"
     assert results[7].endswith("# Title\n\nSome **bold** text.")
+    assert results[8] == "# %% [code] cell 0\na = 1\n\n# %% [code] cell 1\nb = 2"
 
 
 async def test_default_tools_match_the_reference_and_ls_is_opt_in(
