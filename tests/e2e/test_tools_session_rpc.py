@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +95,15 @@ async def test_task_runs_two_subagents_with_their_own_context_and_stores_their_s
     async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
         frames = await client.prompt_and_wait("delegate please")
         session_file = Path((await client.get_state())["sessionFile"])
+        stats = await client.get_session_stats()
+    # two parent answers and two child answers, one input token each: the children's usage counts
+    assert stats["tokens"]["input"] == 4
     summary = _tool_texts(fake_llm, 3)[-1]
     assert summary.startswith("<task-summary>\n<header>2/2 succeeded")
     assert summary.count("<status>completed</status>") == 2 and summary.count("child answer") == 2
     children = [r.json for r in fake_llm.requests[1:3]]
     for request in children:
+        assert "task" in {t["function"]["name"] for t in request["tools"]}  # depth 1 < maxRecursionDepth 2
         texts = json.dumps(request["messages"])
         assert "delegate please" not in texts and "Project: demo." in texts
         assert "subagent" in request["messages"][0]["content"]
@@ -113,6 +119,39 @@ async def test_task_runs_two_subagents_with_their_own_context_and_stores_their_s
     assert lines[0]["type"] == "session" and any(
         e.get("message", {}).get("role") == "assistant" for e in lines
     )
+
+
+async def test_task_respects_the_concurrency_and_recursion_limits(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.config("task:\n  maxConcurrency: 1\n  maxRecursionDepth: 1\n")
+    tasks = [
+        {"id": "One", "description": "1", "assignment": "First."},
+        {"id": "Two", "description": "2", "assignment": "Second."},
+    ]
+    fake_llm.script(
+        script.tool_calls(_task_call(tasks)), script.text("a"), script.text("b"), script.text("ok")
+    )
+    args = ["--model", "fake/fake-model", "--no-session", "--mode", "json", "-p", "go"]
+    done = subprocess.run(
+        [sys.executable, "-m", "xcsh", *args],
+        cwd=workspace.proj,
+        env=workspace.env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    frames = [json.loads(line) for line in done.stdout.decode().splitlines() if line]
+    updates = [
+        f["partialResult"]["details"]["progress"] for f in frames if f["type"] == "tool_execution_update"
+    ]
+    assert max(sum(p["status"] == "running" for p in progress) for progress in updates) == 1
+    assert "First." in json.dumps(fake_llm.requests[1].json["messages"])  # one at a time, in order
+    assert "Second." in json.dumps(fake_llm.requests[2].json["messages"])
+    assert "task" in {t["function"]["name"] for t in fake_llm.requests[0].json["tools"]}
+    for child in fake_llm.requests[1:3]:
+        assert "task" not in {t["function"]["name"] for t in child.json["tools"]}
+    assert "2/2 succeeded" in _tool_texts(fake_llm, 3)[-1]
 
 
 async def test_aborting_the_parent_mid_task_cancels_the_running_subagent_and_keeps_the_finished_one(

@@ -134,7 +134,7 @@ def _text_of(message: dict[str, Any]) -> str:
 
 
 def _add_usage(total: dict[str, Any], usage: dict[str, Any]) -> None:
-    for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
+    for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "premiumRequests"):
         total[key] = int(total.get(key, 0)) + int(usage.get(key, 0) or 0)
     cost = usage.get("cost") or {}
     into = total.setdefault("cost", {})
