@@ -260,3 +260,9 @@ async def test_grep_shows_anchors_in_hashline_mode(a_ts: Path) -> None:
     grep = create_coding_tools(a_ts.parent, ["grep"], ToolOptions())[0]
     result = await grep.execute("c1", {"pattern": "timeout", "pre": 0, "post": 1}, None, lambda _: None)
     assert _text(result).split("\n") == [f"a.ts:{_a(2)}:{A_TS[1]}", f"a.ts-{_a(3)}-{A_TS[2]}"]
+
+
+async def test_notebooks_are_left_to_the_notebook_tool(tmp_path: Path) -> None:
+    (tmp_path / "n.ipynb").write_text('{"cells": []}\n')
+    with pytest.raises(ToolError, match="use the notebook tool"):
+        await _run(tmp_path, "edit", {"edits": [{"path": "n.ipynb", "loc": "append", "content": ["x"]}]})

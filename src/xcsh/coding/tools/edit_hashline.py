@@ -117,6 +117,10 @@ def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
             if plan.move == path:
                 raise ToolError(f"{label}.move names the file itself ({plan.shown})")
         if "loc" in edit and edit["loc"] is not None:
+            if path.suffix.lower() == ".ipynb":
+                raise ToolError(
+                    f"{label}: edit cannot change notebooks ({plan.shown}); use the notebook tool"
+                )
             try:
                 plan.edits.append(resolve_loc(edit["loc"], content_lines(edit.get("content")), index))
             except ToolError as exc:
