@@ -220,3 +220,29 @@ async def test_inspect_image_asks_a_vision_model_and_returns_its_answer(
     end = next(f for f in frames if f["type"] == "tool_execution_end")
     assert end["isError"] is False and end["result"]["details"]["model"] == "fake/fake-vision"
     assert "A single red pixel." in json.dumps(fake_llm.requests[2].json["messages"])
+
+
+async def test_a_subagents_tool_calls_go_through_the_parents_approvals(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    tasks = [{"id": "Writer", "description": "w", "assignment": "Create note.txt."}]
+    fake_llm.script(
+        script.tool_calls(_task_call(tasks)),
+        script.tool_calls(("w1", "write", {"path": "note.txt", "content": "x\n"})),
+        script.text("could not write"),
+        script.text("ok"),
+    )
+    args = ["--model", "fake/fake-model", "--no-session", "--tools", "task,write", "--approve", "write"]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        mark = client.mark()
+        await client.prompt("delegate the note")
+        ask = await client.wait_for(
+            lambda f: f.get("type") == "extension_ui_request" and f.get("method") == "confirm", since=mark
+        )
+        assert ask["title"] == "Allow write to note.txt?"
+        client.send_raw({"type": "extension_ui_response", "id": ask["id"], "confirmed": False})
+        await client.wait_for_idle(since=mark)
+    assert not (workspace.proj / "note.txt").exists()
+    child_saw = _tool_texts(fake_llm, 2)[-1]
+    assert child_saw == "The user denied this write call; it was not run."
+    assert "could not write" in _tool_texts(fake_llm, 3)[-1]

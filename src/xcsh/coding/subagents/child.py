@@ -2,7 +2,8 @@
 
 Contract: :func:`run_child` builds an :class:`AgentSession` for the child (the
 parent's registry and settings; the agent definition's model, thinking level and
-tools; retry and compaction; its own python kernel), prompts it with the shared
+tools; retry and compaction; the parent's ``before_tool_call`` gate, so approvals
+and extension vetoes cover the child's calls too; its own python kernel), prompts it with the shared
 context plus the assignment, reports progress through ``on_progress`` and returns a
 :class:`ChildResult` once the child's run has ended. The child's session is stored
 at ``<parent session file without .jsonl>/<id>.jsonl`` (in memory when the parent
@@ -193,6 +194,8 @@ async def run_child(
     )
     install_retry(child)
     install_compaction(child)
+    # the parent's gate (approvals, extension vetoes) also decides the child's tool calls
+    child.agent.before_tool_call = parent.agent.before_tool_call
     store.append_model_change(f"{model['provider']}/{model['id']}", None)
 
     def on_event(event: AgentEvent) -> None:
