@@ -15,9 +15,11 @@ from pathlib import Path
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
 from xcsh.coding import secrets
+from xcsh.coding.locale import initial_locale
 from xcsh.coding.models import ModelRegistry, ModelResolutionError
 from xcsh.coding.models_config import ModelsConfigError
-from xcsh.coding.paths import sessions_root
+from xcsh.coding.paths import home_dir, sessions_root
+from xcsh.coding.project_context import ProjectContext, load_project_context, skill_selection
 from xcsh.coding.session import AgentSession, SessionConfig, model_ref
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError
@@ -134,13 +136,18 @@ def create_session(options: StartupOptions) -> AgentSession:
     registered = _with_companions(names, settings) if options.tools is not None else names
     tools = create_coding_tools(options.cwd, registered, tool_options(settings))
     active = names if (options.tools is not None or not options.no_tools) else []
+    project = _project_context(options, settings)
     config = SessionConfig(
         cwd=options.cwd,
         agent_dir=options.agent_dir,
-        custom_prompt=read_text_or_file(options.system_prompt) if options.system_prompt else None,
+        custom_prompt=read_text_or_file(options.system_prompt)
+        if options.system_prompt
+        else project.system_md,
         append_prompt=read_text_or_file(options.append_system_prompt)
         if options.append_system_prompt
-        else None,
+        else project.append_system_md,
+        project=project,
+        locale=initial_locale(options.env),
         scoped_models=scoped,
         session_dir=options.session_dir,
         persist=not options.no_session,
@@ -206,6 +213,19 @@ def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
         settings.drop_project_keys(trust.PROTECTED_SETTINGS)
     trust.report(decision, options.agent_dir)
     return decision.trusted
+
+
+def _project_context(options: StartupOptions, settings: Settings) -> ProjectContext:
+    """Discovery for the session's cwd, with the skill and rule switches applied (docs/context.md)."""
+    selection = skill_selection(settings.get, no_skills=options.no_skills, include=options.skills)
+    return load_project_context(
+        cwd=options.cwd,
+        home=home_dir(options.env),
+        agent_dir=options.agent_dir,
+        selection=selection,
+        no_rules=options.no_rules,
+        disabled_providers=disabled_providers(settings, options.env),
+    )
 
 
 def disabled_providers(settings: Settings, env: Mapping[str, str]) -> list[str]:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.agent import Agent
 from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
@@ -30,7 +30,10 @@ from xcsh.coding.recovery import recovery_message
 from xcsh.coding.secrets import public_model
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 from xcsh.coding.settings import Settings
-from xcsh.coding.system_prompt import build_system_prompt, find_context_files
+from xcsh.coding.system_prompt import build_system_prompt
+
+if TYPE_CHECKING:
+    from xcsh.coding.project_context import ProjectContext
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,10 @@ class SessionConfig:
     scoped_models: list[tuple[Model, ThinkingLevel | None]] = field(default_factory=list)
     session_dir: Path | None = None
     persist: bool = True
+    project: ProjectContext | None = None
+    """Discovered context files, skills, rules and commands (None: none were looked for)."""
+    locale: str | None = None
+    """The initial answer language (``$XCSH_LOCALE``, ``$LANG``…); ``set_locale`` changes it."""
 
 
 class AgentSession:
@@ -106,7 +113,15 @@ class AgentSession:
         self.is_compacting = False
         self.hidden_next_turn: list[AgentMessage] = []
         self.pending_bash_messages: list[AgentMessage] = []
-        self.context_files = find_context_files(self.cwd, config.agent_dir)
+        self.locale: str | None = config.locale
+        from xcsh.coding.commands import CommandRegistry
+
+        self.commands = CommandRegistry(self.hooks.commands)
+        if config.project is not None:
+            project = config.project
+            self.commands.set_sources(
+                commands=project.commands, templates=project.templates, skills=project.skills
+            )
         self.todo_provider: Callable[[], list[dict[str, Any]]] | None = None
         self.refresh_tools()
 
@@ -181,8 +196,14 @@ class AgentSession:
             tools=self.agent.tools,
             custom_prompt=self.config.custom_prompt,
             append_prompt=self.config.append_prompt,
-            context_files=self.context_files,
+            project=self.config.project,
+            locale=self.locale,
         )
+
+    def set_locale(self, locale: str | None) -> None:
+        """Answer in ``locale`` from the next model call on (rebuilds the system prompt)."""
+        self.locale = locale or None
+        self.refresh_tools()
 
     def _intent_tracing_for(self, model: Model) -> bool:
         """The ``_i`` intent field is sent unless disabled, or for small schema-constrained models."""
@@ -217,6 +238,7 @@ class AgentSession:
         command = self.find_command(text)
         if command is not None:
             return asyncio.ensure_future(command.run(self, text))
+        text = self.commands.expand(text)
         if self._busy:
             if streaming_behavior == "steer":
                 self.steer(text, images)
@@ -252,9 +274,8 @@ class AgentSession:
                 handler.cancel()
 
     def find_command(self, text: str) -> SlashCommand | None:
-        if not text.startswith("/"):
-            return None
-        return next((c for c in self.hooks.commands if c.matches(text)), None)
+        """The extension command that runs ``text``, or None."""
+        return self.commands.runnable_for(text)
 
     def _require_api_key(self) -> None:
         model = self.agent.model
@@ -351,11 +372,11 @@ class AgentSession:
 
     def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
         self._queueable(text)
-        self.agent.steer(user_message(text, images))
+        self.agent.steer(user_message(self.commands.expand(text), images))
 
     def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
         self._queueable(text)
-        self.agent.follow_up(user_message(text, images))
+        self.agent.follow_up(user_message(self.commands.expand(text), images))
 
     async def abort(self) -> None:
         """Cancel pending continuations and the active run; return once idle."""

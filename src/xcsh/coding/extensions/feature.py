@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentToolResult
 from xcsh.ai.types import ToolCall
+from xcsh.coding.commands import CommandInfo
 from xcsh.coding.extensions.loader import extension_paths
 from xcsh.coding.extensions.runner import ExtensionRunner, command_parts
 
@@ -42,6 +43,15 @@ class ExtensionCommands:
 
     async def run(self, session: AgentSession, text: str) -> None:
         await self._runner.run_command(text)
+
+    def command_infos(self) -> list[CommandInfo]:
+        """The registered commands for the session's command listing."""
+        return [
+            CommandInfo(
+                name=name, description=spec.description, source="extension", location="path", path=ext.path
+            )
+            for name, (ext, spec) in self._runner.commands.items()
+        ]
 
 
 def install(session: AgentSession, options: StartupOptions) -> None:

@@ -10,7 +10,7 @@ follow-up once the assistant message completes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.coding.hooks import RunAction
@@ -189,8 +189,14 @@ def install(session: AgentSession, options: StartupOptions) -> None:
     settings = session.settings
     if options.no_rules or not settings.get_bool("ttsr.enabled", True):
         return
+    project = session.config.project
+    rules = (
+        cast(list[Rule], project.ttsr_rules)
+        if project is not None
+        else discover_rules(options.cwd, options.agent_dir)
+    )
     matcher = TtsrMatcher(
-        discover_rules(options.cwd, options.agent_dir),
+        rules,
         repeat_mode=str(settings.get("ttsr.repeatMode", "once")),
         repeat_gap=settings.get_int("ttsr.repeatGap", 10),
     )

@@ -53,6 +53,9 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
     text = req_str(cmd, "message")
     images = opt_images(cmd)
     behavior = opt_str(cmd, "streamingBehavior")
+    locale = opt_str(cmd, "locale")
+    if locale:
+        server.session.set_locale(locale)
     server.respond("prompt", cmd.get("id"))
     _start(server, "prompt", cmd.get("id"), text, images, behavior)
     return HANDLED
@@ -247,7 +250,7 @@ async def get_integrations(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 async def set_locale(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    req_str(cmd, "locale")
+    server.session.set_locale(req_str(cmd, "locale"))
     return NO_DATA
 
 

@@ -1,0 +1,233 @@
+"""One registry for every ``/name`` a session understands, and the expansion of file commands.
+
+Three kinds share the registry: commands registered by extensions (they *run*, the
+prompt ends there), markdown slash commands and prompt templates (they *expand* into the
+prompt text, placeholders filled from the arguments) and skills (``/skill:<name>``).
+:meth:`CommandRegistry.list` is the query hosts get (``get_commands``).
+
+Placeholders, as in the reference: ``$1``, ``$2``… (positional), ``$@[2]`` / ``$@[2:3]``
+(from the 2nd argument, optionally that many), ``$ARGUMENTS`` and ``$@`` (all arguments
+joined by spaces), ``{{ARGUMENTS}}`` / ``{{arguments}}`` (the same) and ``{{args}}``
+(comma-joined). Arguments are split on blanks; quotes group. A template without any
+placeholder gets the arguments appended after a blank line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from xcsh.coding.discovery import CommandFile, parse_front_matter
+from xcsh.coding.hooks import SlashCommand
+from xcsh.coding.skills import SKILL_COMMAND_PREFIX, Skill, skill_prompt
+
+CommandSource = Literal["extension", "prompt", "skill"]
+CommandLocation = Literal["user", "project", "path"]
+
+DESCRIPTION_CHARS = 60
+_INLINE_SHELL = re.compile(r"\$(?:ARGUMENTS|@(?:\[\d+(?::\d*)?\])?|\d+)")
+_INLINE_TEMPLATE = re.compile(r"\{\{[\s\S]*?(?:\b(?:arguments|ARGUMENTS|args)\b|\barg\s+[^}]+)[\s\S]*?\}\}")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    """One entry of the command listing."""
+
+    name: str
+    description: str
+    source: CommandSource
+    location: CommandLocation | None = None
+    path: str | None = None
+    argument_hint: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The listing entry with the protocol's field names (absent fields left out)."""
+        data: dict[str, Any] = {"name": self.name, "description": self.description, "source": self.source}
+        if self.location is not None:
+            data["location"] = self.location
+        if self.path is not None:
+            data["path"] = self.path
+        if self.argument_hint is not None:
+            data["argumentHint"] = self.argument_hint
+        return data
+
+
+@runtime_checkable
+class ListsCommands(Protocol):
+    """A runnable command hook that can describe its commands (extensions do)."""
+
+    def command_infos(self) -> list[CommandInfo]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileCommand:
+    """A markdown slash command or prompt template, parsed."""
+
+    name: str
+    description: str
+    body: str
+    path: str
+    level: Literal["user", "project"]
+    provider_name: str
+    argument_hint: str | None = None
+    template: bool = False
+    """True for a prompt template (``prompts/``), False for a slash command (``commands/``)."""
+
+    @classmethod
+    def parse(cls, item: CommandFile, *, template: bool) -> FileCommand:
+        front, body = parse_front_matter(item.content)
+        description = front.get("description")
+        text = description.strip() if isinstance(description, str) else ""
+        if not text:
+            first = next((line for line in body.splitlines() if line.strip()), "")
+            text = first[:DESCRIPTION_CHARS] + ("..." if len(first) > DESCRIPTION_CHARS else "")
+        hint = front.get("argumentHint")
+        return cls(
+            name=item.name,
+            description=text,
+            body=body,
+            path=item.path,
+            level=item.level,
+            provider_name=item.source.provider_name,
+            argument_hint=str(hint) if hint not in (None, "") else None,
+            template=template,
+        )
+
+    def info(self) -> CommandInfo:
+        return CommandInfo(
+            name=self.name,
+            description=self.description,
+            source="prompt",
+            location=self.level,
+            path=self.path,
+            argument_hint=self.argument_hint,
+        )
+
+
+def split_command(text: str) -> tuple[str, str]:
+    """``/name rest`` → (``name``, ``rest``); the name ends at the first space."""
+    head, _, rest = text[1:].partition(" ")
+    return head, rest
+
+
+def parse_args(text: str) -> list[str]:
+    """Arguments split on spaces and tabs; single or double quotes group (and are removed)."""
+    args: list[str] = []
+    current = ""
+    quote: str | None = None
+    for char in text:
+        if quote:
+            if char == quote:
+                quote = None
+            else:
+                current += char
+        elif char in "\"'":
+            quote = char
+        elif char in " \t":
+            if current:
+                args.append(current)
+                current = ""
+        else:
+            current += char
+    if current:
+        args.append(current)
+    return args
+
+
+def _slice(match: re.Match[str], args: list[str]) -> str:
+    start = int(match.group(1))
+    if start < 1 or start > len(args):
+        return ""
+    length = match.group(2)
+    if length is None or length == "":
+        return " ".join(args[start - 1 :])
+    count = int(length)
+    return " ".join(args[start - 1 : start - 1 + count]) if count > 0 else ""
+
+
+def expand_template(body: str, arg_text: str) -> str:
+    """``body`` with its placeholders filled from ``arg_text`` (see the module docstring)."""
+    args = parse_args(arg_text)
+    joined = " ".join(args)
+    inline = bool(_INLINE_SHELL.search(body) or _INLINE_TEMPLATE.search(body))
+    result = re.sub(
+        r"\$(\d+)", lambda m: args[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(args) else "", body
+    )
+    result = re.sub(r"\$@\[(\d+)(?::(\d*))?\]", lambda m: _slice(m, args), result)
+    result = result.replace("$ARGUMENTS", joined).replace("$@", joined)
+    result = re.sub(r"\{\{\s*(?:ARGUMENTS|arguments)\s*\}\}", lambda _m: joined, result)
+    result = re.sub(r"\{\{\s*args\s*\}\}", lambda _m: ",".join(args), result)
+    if not joined or inline:
+        return result
+    return f"{result}\n\n{joined}" if result else joined
+
+
+class CommandRegistry:
+    """Every ``/name`` of a session: runnable hooks (shared with :class:`SessionHooks`) and
+    the file commands, templates and skills found by discovery."""
+
+    def __init__(self, runnable: list[SlashCommand]) -> None:
+        self._runnable = runnable
+        self._files: list[FileCommand] = []
+        self._templates: list[FileCommand] = []
+        self._skills: dict[str, Skill] = {}
+
+    def set_sources(
+        self, *, commands: Sequence[FileCommand], templates: Sequence[FileCommand], skills: Sequence[Skill]
+    ) -> None:
+        self._files = list(commands)
+        self._templates = list(templates)
+        self._skills = {s.name: s for s in skills}
+
+    # ---- queries ---------------------------------------------------------------------
+    def runnable_for(self, text: str) -> SlashCommand | None:
+        """The hook that runs ``text`` (an extension command), or None."""
+        if not text.startswith("/"):
+            return None
+        return next((c for c in self._runnable if c.matches(text)), None)
+
+    def list(self) -> list[CommandInfo]:
+        """Every command: extension commands, slash commands, templates, then skills."""
+        infos: list[CommandInfo] = []
+        for hook in self._runnable:
+            if isinstance(hook, ListsCommands):
+                infos += hook.command_infos()
+        seen = {i.name for i in infos}
+        for command in [*self._files, *self._templates]:
+            if command.name not in seen:
+                seen.add(command.name)
+                infos.append(command.info())
+        infos += [
+            CommandInfo(
+                name=f"{SKILL_COMMAND_PREFIX}{s.name}",
+                description=s.description,
+                source="skill",
+                location="project" if s.source.endswith(":project") else "user",
+                path=s.path,
+            )
+            for s in self._skills.values()
+        ]
+        return infos
+
+    # ---- expansion -------------------------------------------------------------------
+    def expand(self, text: str) -> str:
+        """``text`` with a leading slash command, skill command or template expanded
+        (unknown names and plain text come back unchanged)."""
+        if not text.startswith("/"):
+            return text
+        name, rest = split_command(text)
+        if name.startswith(SKILL_COMMAND_PREFIX):
+            skill = self._skills.get(name[len(SKILL_COMMAND_PREFIX) :])
+            if skill is not None:
+                return skill_prompt(skill, rest.strip())
+            return text
+        command = next((c for c in self._files if c.name == name), None)
+        if command is not None:
+            text = expand_template(command.body, rest)
+            if not text.startswith("/"):
+                return text
+            name, rest = split_command(text)
+        template = next((t for t in self._templates if t.name == name), None)
+        return expand_template(template.body, rest) if template is not None else text

@@ -1,0 +1,102 @@
+"""What discovery contributes to a session, loaded once at start-up.
+
+:func:`load_project_context` runs the discovery (docs/context.md) and sorts its findings
+into what the system prompt shows (context files, SYSTEM.md customisation, skills, the
+always-apply rules and the rule listing), what the TTSR feature watches (rules with a
+``condition``), and the slash commands and prompt templates the command registry expands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xcsh.coding.commands import FileCommand
+from xcsh.coding.discovery import ContextFile, Discovered, LoadContext, discover
+from xcsh.coding.environment import Environment, detect_environment
+from xcsh.coding.skills import Skill, SkillSelection, select_skills
+
+
+@dataclass(slots=True)
+class ProjectContext:
+    """The discovered material a session uses (immutable once loaded)."""
+
+    discovered: Discovered
+    environment: Environment
+    context_files: list[ContextFile] = field(default_factory=list)
+    customization: str | None = None
+    """A SYSTEM.md customisation (added to the base prompt), when one was found."""
+    system_md: str | None = None
+    """SYSTEM.md that replaces the base prompt when ``--system-prompt`` is not given."""
+    append_system_md: str | None = None
+    """APPEND_SYSTEM.md appended when ``--append-system-prompt`` is not given."""
+    skills: list[Skill] = field(default_factory=list)
+    always_rules: list[dict[str, Any]] = field(default_factory=list)
+    listed_rules: list[dict[str, Any]] = field(default_factory=list)
+    ttsr_rules: list[dict[str, Any]] = field(default_factory=list)
+    commands: list[FileCommand] = field(default_factory=list)
+    templates: list[FileCommand] = field(default_factory=list)
+
+
+def _read(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def skill_selection(settings_get: Any, *, no_skills: bool, include: list[str] | None) -> SkillSelection:
+    """The ``skills.*`` settings combined with ``--no-skills`` / ``--skills``."""
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = settings_get(key)
+        return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+    disabled = {x[len("skill:") :] for x in strings("disabledExtensions") if x.startswith("skill:")}
+    return SkillSelection(
+        enabled=not no_skills and settings_get("skills.enabled") is not False,
+        include=tuple(include) if include else strings("skills.includeSkills"),
+        ignore=strings("skills.ignoredSkills"),
+        custom_dirs=strings("skills.customDirectories"),
+        disabled_names=frozenset(disabled),
+    )
+
+
+def load_project_context(
+    *,
+    cwd: Path,
+    home: Path,
+    agent_dir: Path,
+    selection: SkillSelection,
+    no_rules: bool = False,
+    disabled_providers: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> ProjectContext:
+    """Discover everything for ``cwd`` and sort it for the session."""
+    ctx = LoadContext.create(cwd, home, agent_dir)
+    found = discover(ctx, disabled=disabled_providers)
+    customization = found.system_prompt_customization
+    project = ProjectContext(
+        discovered=found,
+        environment=detect_environment(ctx.cwd, in_repo=ctx.repo_root is not None),
+        context_files=list(found.context_files),
+        customization=customization.content if customization is not None else None,
+        system_md=_read(found.config_file("SYSTEM.md")),
+        append_system_md=_read(found.config_file("APPEND_SYSTEM.md")),
+        skills=select_skills(found.skills, selection, home=ctx.home),
+        commands=[FileCommand.parse(c, template=False) for c in found.commands],
+        templates=[FileCommand.parse(p, template=True) for p in found.prompts],
+    )
+    if not no_rules:
+        for rule in found.rules:
+            if rule.get("condition"):
+                project.ttsr_rules.append(rule)
+            elif rule.get("alwaysApply"):
+                project.always_rules.append(rule)
+            elif rule.get("description"):
+                project.listed_rules.append(rule)
+    return project
