@@ -110,3 +110,27 @@ def test_several_messages_are_sent_one_after_another(workspace: Workspace, fake_
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"second answer\n"
     assert user_texts(fake_llm.requests[1].json) == ["one", "two"]
+
+
+def test_print_mode_shows_progress_on_stderr_when_asked(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    (workspace.proj / "notes.txt").write_text("hello")
+    fake_llm.script(
+        script.tool_calls(("c1", "read", {"path": "notes.txt"})),
+        script.tool_calls(("c2", "read", {"path": "missing.txt"})),
+        script.text("All read."),
+    )
+    workspace.env["XCSH_PROGRESS"] = "1"
+    result = run(workspace, "--model", "fake/fake-model", "--tools", "read", "--no-session", "-p", "read it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"All read.\n"
+    err = result.stderr.decode()
+    assert "→ read notes.txt\n✓ read\n" in err
+    assert "→ read missing.txt\n✗ read: " in err
+    assert "All read.\n" in err
+
+
+def test_print_mode_is_silent_on_stderr_when_not_a_terminal(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.script(script.text("quiet"))
+    result = run(workspace, *ARGS, "--no-session", "-p", "hi")
+    assert result.returncode == 0 and result.stdout == b"quiet\n"
+    assert "quiet" not in result.stderr.decode()

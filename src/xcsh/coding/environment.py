@@ -35,41 +35,60 @@ class Environment:
     git: GitSnapshot | None
 
 
-def _git(repo: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.rstrip() if done.returncode == 0 else None
+def _run_all(repo: Path, commands: dict[str, list[str]]) -> dict[str, str | None]:
+    """Run the git ``commands`` concurrently; each name maps to its stdout (None on failure)."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    running: dict[str, subprocess.Popen[str]] = {}
+    for name, args in commands.items():
+        try:
+            running[name] = subprocess.Popen(
+                ["git", *args],
+                cwd=repo,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=env,
+            )
+        except OSError:
+            break
+    results: dict[str, str | None] = dict.fromkeys(commands)
+    for name, process in running.items():
+        try:
+            out, _ = process.communicate(timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            continue
+        results[name] = out.rstrip() if process.returncode == 0 else None
+    return results
 
 
 def git_snapshot(cwd: Path) -> GitSnapshot | None:
     """The repository state at ``cwd``, or None outside a repository (or without git)."""
-    branch = _git(cwd, "rev-parse", "--abbrev-ref", "HEAD")
+    out = _run_all(
+        cwd,
+        {
+            "branch": ["rev-parse", "--abbrev-ref", "HEAD"],
+            "main": ["rev-parse", "--verify", "--quiet", "main"],
+            "master": ["rev-parse", "--verify", "--quiet", "master"],
+            "status": ["status", "--short"],
+            "log": ["log", "--oneline", f"-{RECENT_COMMITS}"],
+        },
+    )
+    branch = out["branch"]
     if branch is None:
         return None
-    main = next(
-        (
-            name
-            for name in ("main", "master")
-            if _git(cwd, "rev-parse", "--verify", "--quiet", name) is not None
-        ),
-        None,
-    )
-    status_lines = (_git(cwd, "status", "--short") or "").splitlines()
+    main = "main" if out["main"] is not None else "master" if out["master"] is not None else None
+    status_lines = (out["status"] or "").splitlines()
     if len(status_lines) > MAX_STATUS_LINES:
         hidden = len(status_lines) - MAX_STATUS_LINES
         status_lines = [*status_lines[:MAX_STATUS_LINES], f"… and {hidden} more"]
-    commits = _git(cwd, "log", "--oneline", f"-{RECENT_COMMITS}") or ""
+    commits = "\n".join(_clip(line) for line in (out["log"] or "").splitlines())
     return GitSnapshot(branch=branch, main_branch=main, status="\n".join(status_lines), commits=commits)
+
+
+def _clip(line: str, limit: int = 120) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def detect_environment(cwd: Path, *, in_repo: bool) -> Environment:

@@ -9,6 +9,7 @@ message ended normally, 1 on error or abort.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import last_assistant_text
+from xcsh.modes.progress import ProgressPrinter, progress_wanted
 from xcsh.modes.signals import install_stop_handlers
 from xcsh.rpc.jsonl import encode_frame
 
@@ -49,6 +51,8 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
             out.flush()
 
         session.subscribe(write)
+    elif progress_wanted(os.environ, sys.stderr):
+        session.subscribe(ProgressPrinter(sys.stderr))
     try:
         prompts: list[tuple[str, list[dict[str, Any]] | None]] = [(job.first, job.images or None)]
         prompts += [(text, None) for text in job.more]

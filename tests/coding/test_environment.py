@@ -1,0 +1,48 @@
+"""The environment section's git snapshot and the locale mapping."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from xcsh.coding.environment import git_snapshot
+from xcsh.coding.locale import display_name, initial_locale, supported
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def test_a_repository_snapshot_has_branch_main_branch_status_and_commits(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(
+        tmp_path,
+        "-c",
+        "user.email=a@b",
+        "-c",
+        "user.name=A",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "first commit",
+    )
+    (tmp_path / "new.txt").write_text("x")
+    snap = git_snapshot(tmp_path)
+    assert snap is not None
+    assert (snap.branch, snap.main_branch) == ("main", "main")
+    assert snap.status == "?? new.txt" and snap.commits.endswith(" first commit")
+
+
+def test_outside_a_repository_there_is_no_snapshot(tmp_path: Path) -> None:
+    assert git_snapshot(tmp_path) is None
+
+
+def test_locales_are_normalised_onto_the_supported_ones() -> None:
+    assert (
+        supported("ja_JP.UTF-8") == "ja" and supported("zh-Hans") == "zh-cn" and supported("pt-BR") == "pt-br"
+    )
+    assert display_name("fr-FR") == "French" and display_name("en-US") is None and display_name("sv") is None
+    assert initial_locale({"LANG": "de_DE.UTF-8"}) == "de"
+    assert initial_locale({"XCSH_LOCALE": "ko", "LANG": "de_DE.UTF-8"}) == "ko"
+    assert initial_locale({"LANG": "C.UTF-8"}) == "en" and initial_locale({}) is None
