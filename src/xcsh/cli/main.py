@@ -62,11 +62,37 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("Error: @file arguments are not supported in RPC mode\n")
         return 1
     cwd = _working_dir(args.allow_home)
-    from xcsh.coding.factory import StartupError, StartupOptions, create_session
+    from xcsh.coding.factory import StartupError, create_session
 
-    options = StartupOptions(
+    options = startup_options(args, cwd=cwd, agent_dir=agent_dir(), mode=mode)
+    try:
+        if mode == "rpc":
+            from xcsh.modes.rpc.run import run_rpc
+
+            updates = args.message_updates or "full"
+            if updates not in ("full", "delta"):
+                sys.stderr.write(f"Error: --message-updates must be full or delta, not {updates!r}\n")
+                return 1
+            return run_rpc(
+                lambda: create_session(options),
+                protocol_fixes=args.protocol_fixes,
+                message_updates="delta" if updates == "delta" else "full",
+            )
+        if mode == "acp":
+            return _run_acp(options)
+        return _run_print(args, options, json_events=mode == "json")
+    except StartupError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+
+
+def startup_options(args: CliArgs, *, cwd: Path, agent_dir: Path, mode: str | None) -> StartupOptions:
+    """The session's start-up options from parsed flags (also used by ``xcsh.open_session``)."""
+    from xcsh.coding.factory import StartupOptions
+
+    return StartupOptions(
         cwd=cwd,
-        agent_dir=agent_dir(),
+        agent_dir=agent_dir,
         provider=args.provider,
         model=args.model,
         models=",".join(args.models) if args.models is not None else None,
@@ -92,25 +118,6 @@ def main(argv: list[str] | None = None) -> int:
         no_todo_defaults=args.no_todo_defaults,
         trust=args.trust,
     )
-    try:
-        if mode == "rpc":
-            from xcsh.modes.rpc.run import run_rpc
-
-            updates = args.message_updates or "full"
-            if updates not in ("full", "delta"):
-                sys.stderr.write(f"Error: --message-updates must be full or delta, not {updates!r}\n")
-                return 1
-            return run_rpc(
-                lambda: create_session(options),
-                protocol_fixes=args.protocol_fixes,
-                message_updates="delta" if updates == "delta" else "full",
-            )
-        if mode == "acp":
-            return _run_acp(options)
-        return _run_print(args, options, json_events=mode == "json")
-    except StartupError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
 
 
 def _run_acp(options: StartupOptions) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import uuid
 import weakref
 from collections.abc import Callable, Mapping
@@ -214,5 +213,4 @@ async def _shutdown(server: RpcServer, runner: ExtensionRunner) -> None:
     """An extension asked to exit: ``session_shutdown`` handlers, then exit code 0 (rpc-protocol §2.5)."""
     await runner.shutdown()
     server.session.shutdown()
-    sys.stderr.flush()
-    os._exit(0)
+    server.exit()

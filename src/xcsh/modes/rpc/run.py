@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.commands_core import HANDLERS as CORE_HANDLERS
-from xcsh.modes.rpc.server import Handler, RpcServer
+from xcsh.modes.rpc.server import FrameSink, Handler, RpcServer
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
 from xcsh.modes.rpc.updates import MessageUpdates
 from xcsh.modes.signals import install_stop_handlers
@@ -22,15 +22,18 @@ EXTRA_HANDLERS: dict[str, Handler] = {}
 SERVER_INSTALLERS: list[Callable[[RpcServer], None]] = []
 
 
-async def serve(
+def build_server(
     session: AgentSession,
-    frame_fd: int,
+    writer: FrameSink,
     *,
     protocol_fixes: bool = False,
     message_updates: MessageUpdates = "full",
-) -> None:
-    """Serve ``session`` until stdin reaches EOF."""
-    writer = FrameWriter(frame_fd)
+) -> RpcServer:
+    """The command core for ``session``: every handler and feature hook installed.
+
+    ``xcsh --mode rpc`` (below) and the in-process API (``xcsh.open_session``) both serve
+    through this one server; they differ only in where frames come from and go to.
+    """
     server = RpcServer(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     server.handlers.update(CORE_HANDLERS)
     from xcsh.modes.rpc.commands_session import HANDLERS as SESSION_HANDLERS
@@ -46,6 +49,19 @@ async def serve(
         from xcsh.modes.rpc.settle import install as install_settle
 
         install_settle(server)
+    return server
+
+
+async def serve(
+    session: AgentSession,
+    frame_fd: int,
+    *,
+    protocol_fixes: bool = False,
+    message_updates: MessageUpdates = "full",
+) -> None:
+    """Serve ``session`` on stdio until stdin reaches EOF."""
+    writer = FrameWriter(frame_fd)
+    server = build_server(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     reader = StdinReader(asyncio.get_running_loop())
     reader.start()
     await server.serve(reader)

@@ -14,12 +14,11 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from xcsh import __version__
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
-from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
 from xcsh.modes.rpc.updates import MessageUpdates, slim_update
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
 from xcsh.rpc.protocol import CONTROL_COMMANDS, SPECS, check
@@ -28,6 +27,20 @@ from xcsh.rpc.validation import Invalid
 logger = logging.getLogger(__name__)
 
 Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
+
+
+class FrameSink(Protocol):
+    """Where frames go: stdout (``stdio.FrameWriter``) or an in-memory pipe (``memory.py``)."""
+
+    def write(self, frame: Any) -> None: ...
+
+
+class ChunkSource(Protocol):
+    """Where input comes from: raw chunks on ``queue``, ``None`` at end of input."""
+
+    queue: asyncio.Queue[bytes | None]
+
+
 FrameHandler = Callable[[dict[str, Any]], None]
 
 
@@ -43,6 +56,14 @@ NO_DATA = _NoData()
 HANDLED = _Handled()
 
 
+def _exit_process() -> None:
+    import os
+    import sys
+
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def _well_formed(frame: dict[str, Any], payload: str) -> bool:
     body = frame.get(payload)
     return (
@@ -56,7 +77,7 @@ class RpcServer:
     def __init__(
         self,
         session: AgentSession,
-        writer: FrameWriter,
+        writer: FrameSink,
         *,
         protocol_fixes: bool = False,
         message_updates: MessageUpdates = "full",
@@ -79,6 +100,9 @@ class RpcServer:
         self._queue: asyncio.Queue[Callable[[], Awaitable[None]] | None] = asyncio.Queue()
         self._background: set[asyncio.Task[Any]] = set()
         self._unsubscribe = session.subscribe(self.write)
+        # what "the process exits" means for this server (an extension's shutdown request);
+        # the stdio server leaves the process, the in-process one only ends its input
+        self.exit: Callable[[], None] = _exit_process
 
     # ---- output ------------------------------------------------------------------------
     def write(self, frame: Any) -> None:
@@ -127,7 +151,7 @@ class RpcServer:
         return task
 
     # ---- input -------------------------------------------------------------------------
-    async def serve(self, reader: StdinReader) -> None:
+    async def serve(self, reader: ChunkSource) -> None:
         """Process stdin until EOF; returns when the input ends."""
         self.write({"type": "ready", "version": __version__})
         for callback in self.on_ready:
