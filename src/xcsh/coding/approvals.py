@@ -124,17 +124,64 @@ def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]
     if isinstance(edits, list) and edits:
         lines: list[str] = []
         for edit in edits:
-            if not isinstance(edit, dict):
-                continue
-            name = str(edit.get("path", path or ""))
-            old_text = edit.get("old_text", edit.get("oldText", ""))
-            new_text = edit.get("new_text", edit.get("newText", ""))
-            lines += difflib.unified_diff(
-                str(old_text).splitlines(), str(new_text).splitlines(), f"a/{name}", f"b/{name}", lineterm=""
-            )
+            if isinstance(edit, dict):
+                lines += _edit_lines(edit, str(edit.get("path", path or "")))
         shown = sorted({str(e.get("path")) for e in edits if isinstance(e, dict) and e.get("path")})
         return f"Allow {tool_name} of {', '.join(shown) or 'files'}?", _clip(lines)
     return title, json.dumps(args, indent=2, ensure_ascii=False, default=str)
+
+
+def _edit_lines(edit: dict[str, Any], name: str) -> list[str]:
+    """One edit as diff lines: replace-mode old/new text, or a hashline edit's location and lines."""
+    if any(k in edit for k in ("old_text", "oldText", "new_text", "newText")):
+        old_text = edit.get("old_text", edit.get("oldText", ""))
+        new_text = edit.get("new_text", edit.get("newText", ""))
+        return list(
+            difflib.unified_diff(
+                str(old_text).splitlines(), str(new_text).splitlines(), f"a/{name}", f"b/{name}", lineterm=""
+            )
+        )
+    if edit.get("delete"):
+        return [f"delete {name}"]
+    if isinstance(edit.get("move"), str):
+        return [f"move {name} → {edit['move']}"]
+    where = json.dumps(edit.get("loc"), ensure_ascii=False) if "loc" in edit else "(whole file)"
+    content = edit.get("content")
+    body = [f"+{line}" for line in content] if isinstance(content, list) else ["(lines removed)"]
+    return [f"@@ {name} at {where}", *body]
+
+
+def command_allowed(config: ApprovalConfig, command: str) -> bool:
+    """Whether an always-allowed prefix covers ``command`` (never with shell control characters)."""
+    text = command.strip()
+    if any(mark in text for mark in SHELL_CONTROL):
+        return False
+    return any(text == p.rstrip() or text.startswith(p.rstrip() + " ") for p in config.allow_commands)
+
+
+def path_allowed(config: ApprovalConfig, cwd: Path, raw: str) -> bool:
+    """Whether ``raw`` (relative to ``cwd``) is inside an allowed directory or matches an allowed glob."""
+    target = Path(os.path.normpath(cwd / raw))
+    for rule in config.allow_paths:
+        base = Path(os.path.normpath(cwd / rule))
+        if target == base or base in target.parents:
+            return True
+        try:
+            relative = target.relative_to(cwd).as_posix()
+        except ValueError:
+            relative = target.as_posix()
+        if fnmatch.fnmatchcase(relative, rule):
+            return True
+    return False
+
+
+def rule_allows(config: ApprovalConfig, cwd: Path, tool_name: str, args: dict[str, Any]) -> bool:
+    """Whether an always-allowed rule lets this call run without asking."""
+    command = args.get("command")
+    if tool_name == "bash" and isinstance(command, str):
+        return command_allowed(config, command)
+    paths = _paths_of(args)
+    return bool(paths) and bool(config.allow_paths) and all(path_allowed(config, cwd, p) for p in paths)
 
 
 class ApprovalGate:
@@ -146,35 +193,7 @@ class ApprovalGate:
         self.ui: ConfirmUI | None = None
 
     def always_allowed(self, tool_name: str, args: dict[str, Any]) -> bool:
-        command = args.get("command")
-        if tool_name == "bash" and isinstance(command, str):
-            return self._command_allowed(command)
-        paths = _paths_of(args)
-        return bool(paths) and bool(self.config.allow_paths) and all(self._path_allowed(p) for p in paths)
-
-    def _command_allowed(self, command: str) -> bool:
-        text = command.strip()
-        if any(mark in text for mark in SHELL_CONTROL):
-            return False
-        for prefix in self.config.allow_commands:
-            if text == prefix or text.startswith(prefix.rstrip() + " "):
-                return True
-        return False
-
-    def _path_allowed(self, raw: str) -> bool:
-        cwd = self.session.cwd
-        target = Path(os.path.normpath(cwd / raw))
-        for rule in self.config.allow_paths:
-            base = Path(os.path.normpath(cwd / rule))
-            if target == base or base in target.parents:
-                return True
-            try:
-                relative = target.relative_to(cwd).as_posix()
-            except ValueError:
-                relative = target.as_posix()
-            if fnmatch.fnmatchcase(relative, rule):
-                return True
-        return False
+        return rule_allows(self.config, self.session.cwd, tool_name, args)
 
     async def check(self, call: ToolCall, args: dict[str, Any]) -> str | None:
         """None when the call may run; otherwise the error text the model reads instead."""
