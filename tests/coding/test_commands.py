@@ -71,3 +71,24 @@ def test_the_registry_lists_every_kind_and_expands_commands_before_templates(tmp
     assert registry.expand("/fix 12") == "Fix 12"
     assert registry.expand("/nope 12") == "/nope 12" and registry.expand("plain") == "plain"
     assert registry.runnable_for("/ext go") is not None and registry.runnable_for("/fix") is None
+
+
+def test_always_apply_rules_already_in_the_prompt_are_not_repeated(tmp_path: Path) -> None:
+    from xcsh.coding.project_context import load_project_context
+    from xcsh.coding.skills import SkillSelection
+    from xcsh.coding.system_prompt import build_system_prompt
+
+    rules = tmp_path / "proj" / ".xcsh" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "a.md").write_text("---\nalwaysApply: true\n---\nUse tabs.")
+    (rules / "b.md").write_text("---\nalwaysApply: true\n---\nWrite tests.")
+    project = load_project_context(
+        cwd=tmp_path / "proj",
+        home=tmp_path / "home",
+        agent_dir=tmp_path / "agent",
+        selection=SkillSelection(),
+    )
+    prompt = build_system_prompt(
+        cwd=tmp_path, tools=[], project=project, append_prompt="Team rule: Use tabs."
+    )
+    assert prompt.count("Use tabs.") == 1 and "# Rules\nWrite tests." in prompt

@@ -3,22 +3,12 @@ the system prompt the fake LLM receives and in ``get_state.systemPrompt`` (docs/
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from conftest import Workspace
-from xcsh.rpc.client import RpcClient
+from e2e.context_tree import Tree, skill, system_prompt_of
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
-
-ARGS = ["--model", "fake/fake-model", "--no-session"]
-
-
-def skill(name: str, description: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\nHow to {name}.\n"
-
 
 ALWAYS = "---\nalwaysApply: true\n---\n{text}\n"
 LISTED = "---\ndescription: {text}\nglobs: ['*.py']\n---\nRule body\n"
@@ -111,45 +101,22 @@ SOURCES: dict[str, tuple[dict[str, str], list[str]]] = {
 }
 
 
-class Tree:
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.home = ws.proj.parent / "home"
-        self.proj = ws.proj
-        self.cwd = ws.proj / "pkg"
-        self.cwd.mkdir(parents=True, exist_ok=True)
-        self.home.mkdir(exist_ok=True)
-        (self.proj / ".git").mkdir(exist_ok=True)  # the project root: walk-ups stop here
-        ws.env["HOME"] = str(self.home)
-        for name in ("XCSH_LOCALE", "PI_LOCALE", "LC_ALL", "LC_MESSAGES", "LANG"):
-            ws.env.pop(name, None)
-
-    def fill(self, text: str) -> str:
-        return text.format(home=self.home, agent=self.ws.agent, proj=self.proj, cwd=self.cwd)
-
-    def write(self, files: dict[str, str]) -> None:
-        for template, content in files.items():
-            path = Path(self.fill(template))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content)
-
-    def spawn(self, *extra: str) -> Any:
-        return RpcClient.spawn(args=[*ARGS, *extra], cwd=self.cwd, env=self.ws.env)
+# sources that cannot shadow each other share one process (rules only, and a cwd-level file)
+GROUPS = [
+    *([name] for name in SOURCES if name not in ("cursor", "windsurf", "cline", "copilot")),
+    ["cursor", "windsurf", "cline", "copilot"],
+]
 
 
-def system_prompt_of(request_json: dict[str, Any]) -> str:
-    first = request_json["messages"][0]
-    assert first["role"] in ("system", "developer")
-    return str(first["content"])
-
-
-@pytest.mark.parametrize("source", list(SOURCES))
+@pytest.mark.parametrize("group", GROUPS, ids=[" + ".join(g) for g in GROUPS])
 async def test_each_source_reaches_the_model_and_get_state(
-    workspace: Workspace, fake_llm: FakeLLM, source: str
+    workspace: Workspace, fake_llm: FakeLLM, group: list[str]
 ) -> None:
     tree = Tree(workspace)
-    files, expected = SOURCES[source]
-    tree.write(files)
+    expected: list[str] = []
+    for source in group:
+        tree.write(SOURCES[source][0])
+        expected += SOURCES[source][1]
     fake_llm.script(script.text("ok"))
     async with tree.spawn() as client:
         state = await client.get_state()
@@ -157,7 +124,7 @@ async def test_each_source_reaches_the_model_and_get_state(
     sent = system_prompt_of(fake_llm.requests[0].json)
     assert sent == state["systemPrompt"]
     for text in expected:
-        assert tree.fill(text) in sent, f"{source}: {tree.fill(text)!r} missing"
+        assert tree.fill(text) in sent, f"{tree.fill(text)!r} missing"
 
 
 async def test_nothing_discovered_leaves_only_the_base_sections(workspace: Workspace) -> None:

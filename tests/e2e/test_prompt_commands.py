@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from test_context_sources import Tree, skill, system_prompt_of
-
 from conftest import Workspace, user_texts
+from e2e.context_tree import Tree, skill, system_prompt_of
 from xcsh.coding.system_prompt import DEFAULT_PROMPT
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM

@@ -15,6 +15,7 @@ from typing import Any
 
 from xcsh.coding.commands import FileCommand
 from xcsh.coding.discovery import ContextFile, Discovered, LoadContext, discover
+from xcsh.coding.discovery.subdirs import nested_instruction_files
 from xcsh.coding.environment import Environment, detect_environment
 from xcsh.coding.skills import Skill, SkillSelection, select_skills
 
@@ -38,6 +39,8 @@ class ProjectContext:
     ttsr_rules: list[dict[str, Any]] = field(default_factory=list)
     commands: list[FileCommand] = field(default_factory=list)
     templates: list[FileCommand] = field(default_factory=list)
+    nested_files: list[str] = field(default_factory=list)
+    """Instruction files in sub-directories of cwd (relative paths), listed for the model."""
 
 
 def _read(path: Path | None) -> str | None:
@@ -78,7 +81,8 @@ def load_project_context(
 ) -> ProjectContext:
     """Discover everything for ``cwd`` and sort it for the session."""
     ctx = LoadContext.create(cwd, home, agent_dir)
-    found = discover(ctx, disabled=disabled_providers)
+    disabled = set(disabled_providers)
+    found = discover(ctx, disabled=disabled)
     customization = found.system_prompt_customization
     project = ProjectContext(
         discovered=found,
@@ -90,6 +94,7 @@ def load_project_context(
         skills=select_skills(found.skills, selection, home=ctx.home),
         commands=[FileCommand.parse(c, template=False) for c in found.commands],
         templates=[FileCommand.parse(p, template=True) for p in found.prompts],
+        nested_files=nested_instruction_files(ctx.cwd) if "agents-md" not in disabled else [],
     )
     if not no_rules:
         for rule in found.rules:

@@ -8,9 +8,11 @@ Sections, in order (each only when it has something to say):
 2. the tools (default base prompt only);
 3. the environment: OS, shell, working directory, date and a git snapshot;
 4. the language to answer in (``set_locale``, ``prompt.locale``, ``$XCSH_LOCALE``, ``$LANG``);
-5. the context files (project and user instructions);
+5. the context files (project and user instructions), and the sub-directories of cwd that
+   have instruction files of their own (listed, read on demand);
 6. the skills: name, description and SKILL.md path, read on demand (needs the ``read`` tool);
-7. the rules: always-apply rules in full, then the listing of rules by area;
+7. the rules: always-apply rules in full (unless the prompt already holds their text), then
+   the listing of rules by area;
 8. the appended text (``--append-system-prompt``, else APPEND_SYSTEM.md).
 """
 
@@ -92,16 +94,23 @@ def _language_section(locale: str | None) -> str | None:
 
 
 def _context_section(project: ProjectContext) -> str | None:
-    if not project.context_files:
-        return None
-    blocks = [
-        f'<context-file path="{f.path}">\n{f.content.strip()}\n</context-file>' for f in project.context_files
-    ]
-    return (
-        "# Project and user instructions\n"
-        "Follow the instructions in these files in every task; a file from a deeper directory "
-        "takes precedence over one from a directory above it.\n" + "\n".join(blocks)
-    )
+    parts: list[str] = []
+    if project.context_files:
+        blocks = [
+            f'<context-file path="{f.path}">\n{f.content.strip()}\n</context-file>'
+            for f in project.context_files
+        ]
+        parts.append(
+            "Follow the instructions in these files in every task; a file from a deeper directory "
+            "takes precedence over one from a directory above it.\n" + "\n".join(blocks)
+        )
+    if project.nested_files:
+        listing = "\n".join(f"- {path}" for path in project.nested_files)
+        parts.append(
+            "These sub-directories have instructions of their own, which take precedence there. "
+            f"Read the file before changing anything in its directory:\n{listing}"
+        )
+    return "# Project and user instructions\n" + "\n\n".join(parts) if parts else None
 
 
 def _skills_section(project: ProjectContext, tools: Sequence[AgentTool]) -> str | None:
@@ -124,11 +133,11 @@ def _rule_block(rule: dict[str, Any]) -> str:
     )
 
 
-def _rules_section(project: ProjectContext) -> str | None:
+def _rules_section(project: ProjectContext, already: Sequence[str | None]) -> str | None:
     parts: list[str] = []
     for rule in project.always_rules:
         content = str(rule.get("content", "")).strip()
-        if content:
+        if content and not any(_contains(text, content) for text in already):
             parts.append(content)
     if project.listed_rules:
         parts.append(
@@ -166,6 +175,7 @@ def build_system_prompt(
     parts.append(_environment_section(cwd, date, project.environment if project is not None else None))
     parts.append(_language_section(locale))
     if project is not None:
-        parts += [_context_section(project), _skills_section(project, tools), _rules_section(project)]
+        shown = (customization, custom_prompt, append_prompt)
+        parts += [_context_section(project), _skills_section(project, tools), _rules_section(project, shown)]
     parts.append(append_prompt)
     return "\n\n".join(p.strip("\n") for p in parts if p and p.strip())

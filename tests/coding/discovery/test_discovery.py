@@ -179,3 +179,21 @@ def test_agent_definition_folders_are_listed_project_first(tree: Tree) -> None:
 def test_a_disabled_provider_is_not_read(tree: Tree) -> None:
     tree.write(tree.cwd / "AGENTS.md", "x")
     assert tree.found(disabled=("agents-md",)).context_files == []
+
+
+def test_instruction_files_below_cwd_are_listed_down_to_four_levels(tmp_path: Path) -> None:
+    from xcsh.coding.discovery.subdirs import nested_instruction_files
+
+    for relative in (
+        "XCSH.md",
+        "a/AGENTS.md",
+        "a/b/c/d/XCSH.md",
+        "a/b/c/d/e/XCSH.md",
+        "node_modules/x/AGENTS.md",
+    ):
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "XCSH.md").write_text("x")
+    assert nested_instruction_files(tmp_path) == ["a/AGENTS.md", "a/b/c/d/XCSH.md"]
