@@ -18,6 +18,7 @@ from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block 
 from acp.schema import (  # noqa: E402
     AgentMessageChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     RequestPermissionResponse,
     ToolCallProgress,
     ToolCallStart,
@@ -61,7 +62,9 @@ class Editor:
 @contextlib.asynccontextmanager
 async def acp_agent(ws: Workspace, editor: Editor, *args: str) -> AsyncIterator[Any]:
     argv = ["-m", "xcsh", "--mode", "acp", "--model", "fake/fake-model", *args]
-    async with spawn_agent_process(editor, sys.executable, *argv, env=ws.env, cwd=ws.proj) as (
+    # an empty home: the user's own commands and skills stay out of the listings
+    env = {**ws.env, "HOME": str(ws.agent.parent / "home")}
+    async with spawn_agent_process(editor, sys.executable, *argv, env=env, cwd=ws.proj) as (
         conn,
         _process,
     ):
@@ -71,6 +74,8 @@ async def acp_agent(ws: Workspace, editor: Editor, *args: str) -> AsyncIterator[
 
 async def test_a_prompt_streams_the_answer_and_ends_the_turn(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.script(script.text("Hello from xcsh."))
+    (workspace.proj / ".xcsh" / "prompts").mkdir(parents=True)
+    (workspace.proj / ".xcsh" / "prompts" / "explain.md").write_text("Explain the code.\n")
     editor = Editor()
     async with acp_agent(workspace, editor, "--no-tools") as conn:
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -80,6 +85,9 @@ async def test_a_prompt_streams_the_answer_and_ends_the_turn(workspace: Workspac
         response = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi?")])
     assert response.stop_reason == "end_turn"
     assert editor.text() == "Hello from xcsh."
+    announced = [u for _, u in editor.updates if isinstance(u, AvailableCommandsUpdate)]
+    assert [c.name for c in announced[0].available_commands] == ["explain"]
+    assert announced[0].available_commands[0].description == "Explain the code."
     assert len([u for _, u in editor.updates if isinstance(u, AgentMessageChunk)]) >= 2
     assert {sid for sid, _ in editor.updates} == {session.session_id}
 

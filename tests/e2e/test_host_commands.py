@@ -51,7 +51,8 @@ async def test_get_commands_lists_extension_and_file_commands_templates_and_skil
     assert by_name["review"] == {
         **by_name["review"],
         "description": "Review the diff",
-        "source": "command",
+        "source": "prompt",
+        "location": "project",
         "argumentHint": "<branch>",
     }
     assert by_name["explain"]["source"] == "prompt"

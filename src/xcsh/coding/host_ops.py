@@ -21,59 +21,10 @@ if TYPE_CHECKING:
 MAX_PREVIEW = 120
 
 
-def _first_line(text: str) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= 60 else line[:57] + "..."
-
-
-def _front_text(front: dict[str, Any], key: str) -> str | None:
-    value = front.get(key)
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
 def list_commands(session: AgentSession) -> dict[str, Any]:
-    """``get_commands``: extension commands, file commands, prompt templates and skills.
-
-    Each entry: ``name`` (typed after ``/``), ``description``, ``source`` (``extension``,
-    ``command``, ``prompt``, ``skill``), optional ``argumentHint`` and ``path``.
-    """
-    from xcsh.coding.discovery import LoadContext, discover, parse_front_matter
-    from xcsh.coding.extensions.feature import runner_for
-    from xcsh.coding.paths import home_dir
-
-    commands: list[dict[str, Any]] = []
-    runner = runner_for(session)
-    if runner is not None:
-        for name, (extension, spec) in runner.commands.items():
-            entry: dict[str, Any] = {"name": name, "description": spec.description, "source": "extension"}
-            path = getattr(extension, "path", None)
-            if isinstance(path, str | Path):
-                entry["path"] = str(path)
-            commands.append(entry)
-    found = discover(LoadContext.create(session.cwd, home_dir(), session.config.agent_dir))
-    for source, files in (("command", found.commands), ("prompt", found.prompts)):
-        for item in files:
-            front, body = parse_front_matter(item.content)
-            entry = {
-                "name": item.name,
-                "description": _front_text(front, "description") or _first_line(body),
-                "source": source,
-            }
-            hint = _front_text(front, "argumentHint")
-            if hint:
-                entry["argumentHint"] = hint
-            entry["path"] = item.path
-            commands.append(entry)
-    for skill in found.skills:
-        commands.append(
-            {
-                "name": f"skill:{skill.name}",
-                "description": skill.description,
-                "source": "skill",
-                "path": skill.path,
-            }
-        )
-    return {"commands": commands}
+    """``get_commands``: the session's command registry (extension commands, file commands and
+    prompt templates, skills), as :meth:`xcsh.coding.commands.CommandRegistry.list` gives it."""
+    return {"commands": [info.wire() for info in session.commands.list()]}
 
 
 def clear_queue(session: AgentSession) -> dict[str, list[str]]:

@@ -19,14 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
+from acp.helpers import update_available_commands
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    UnstructuredCommandInput,
 )
 
 from xcsh import __version__
@@ -54,6 +58,7 @@ class _Live:
         self.cancelled = False
         self.unsubscribe = session.subscribe(self.queue.put_nowait)
         self.pump = asyncio.ensure_future(self._pump())
+        self.background: asyncio.Future[None] | None = None
 
     async def _pump(self) -> None:
         while True:
@@ -142,13 +147,33 @@ class XcshAcpAgent:
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         live = self._open(cwd, None)
+        self._announce_commands(live)
         return NewSessionResponse(session_id=live.session_id)
+
+    def _announce_commands(self, live: _Live) -> None:
+        """Tell the editor the session's slash commands (sent just after the session exists)."""
+        commands = [
+            AvailableCommand(
+                name=info.name,
+                description=info.description or info.name,
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=info.argument_hint))
+                if info.argument_hint
+                else None,
+            )
+            for info in live.session.commands.list()
+        ]
+        if commands and self.client is not None:
+            update = update_available_commands(commands)
+            live.background = asyncio.ensure_future(
+                self.client.session_update(session_id=live.session_id, update=update)
+            )
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         live = self._open(cwd, session_id)
         assert self.client is not None
         for update in from_history(live.session.messages):
             await self.client.session_update(session_id=live.session_id, update=update)
+        self._announce_commands(live)
         return LoadSessionResponse()
 
     def _live(self, session_id: str) -> _Live:
