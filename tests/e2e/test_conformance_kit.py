@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import Workspace
+from xcsh.rpc.client import RpcClient
 
 FAULTY_AGENT = """
 import json, sys
@@ -79,3 +81,55 @@ def test_a_faulty_agent_fails_with_the_frames_that_differed(workspace: Workspace
     unknown = next(d for d in scenario["differences"] if d["step"] == "unknown command[0]")
     assert unknown["expected"]["success"] is False and unknown["actual"]["success"] is True
     assert "FAIL  ids_and_unknown_commands" in out and "expected:" in out and "actual:" in out
+
+
+async def test_fake_llm_command_gives_a_host_a_scripted_agent(workspace: Workspace, tmp_path: Path) -> None:
+    steps = tmp_path / "steps.json"
+    steps.write_text(
+        json.dumps(
+            [{"toolCalls": [{"id": "c1", "name": "echo_host", "arguments": {"m": 1}}]}, {"text": "Done."}]
+        )
+    )
+    agent_dir, record = tmp_path / "scripted-agent", tmp_path / "requests.json"
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *(
+            "-m",
+            "xcsh",
+            "fake-llm",
+            "--script",
+            str(steps),
+            "--agent-dir",
+            str(agent_dir),
+            "--record",
+            str(record),
+        ),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=workspace.env,
+    )
+    assert server.stdout is not None and server.stdin is not None
+    async with asyncio.timeout(60):
+        info = json.loads(await server.stdout.readline())
+        env = {**workspace.env, "PI_CODING_AGENT_DIR": info["agentDir"]}
+        tool = {"name": "echo_host", "description": "Echo", "parameters": {"type": "object"}}
+        async with RpcClient.spawn(
+            args=["--model", info["model"], "--no-session"], cwd=workspace.proj, env=env
+        ) as client:
+            await client.set_host_tools([tool])
+
+            async def echo(arguments: dict[str, object], update: object) -> str:
+                return "echoed"
+
+            client.on_host_tool("echo_host", echo)
+            await client.prompt_and_wait("go?")
+            answer = await client.get_last_assistant_text()
+        server.stdin.close()
+        code = await server.wait()
+    assert answer == "Done." and code == 0
+    bodies = json.loads(record.read_text())
+    assert len(bodies) == 2 and bodies[1]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "echoed",
+    }

@@ -255,6 +255,8 @@ def help_text() -> str:
         '  xcsh -p @src/app.py "explain this"   attach a file to the prompt',
         "  xcsh --export session.jsonl out.html write a session as an HTML page",
         "  xcsh --list-models claude            list available models matching a pattern",
+        '  xcsh conformance --agent-cmd "xcsh --mode rpc"   protocol scenarios (docs/conformance.md)',
+        "  xcsh fake-llm --script s.json --agent-dir DIR    a scripted model for testing hosts",
         "",
         "Environment: PI_CODING_AGENT_DIR (agent data dir, default ~/.xcsh/agent), provider keys",
         "such as ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY.",

@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         from xcsh.conformance.runner import main as conformance_main
 
         return conformance_main(argv[1:])
+    if argv[:1] == ["fake-llm"]:
+        from xcsh.conformance.serve import main as fake_llm_main
+
+        return fake_llm_main(argv[1:])
     args = parse_args(argv)
     _setup_logging()
     if args.help:
