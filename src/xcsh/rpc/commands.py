@@ -90,7 +90,12 @@ class PromptCommand(TypedDict):
             Meta(description="How to queue the message when the agent is busy."),
         ]
     ]
-    locale: NotRequired[Annotated[str | None, Meta(description="Reference extra; accepted, not used.")]]
+    locale: NotRequired[
+        Annotated[
+            str | None,
+            Meta(description="Reference extra: answer in this locale from now on (as `set_locale`)."),
+        ]
+    ]
 
 
 class SteerCommand(TypedDict):
@@ -169,11 +174,13 @@ class GetIntegrationsCommand(TypedDict):
 
 
 class SetLocaleCommand(TypedDict):
-    """Set the UI/prompt locale (reference extra; accepted, no effect yet)."""
+    """Set the answer language: the system prompt's language instruction (reference extra; docs/context.md)."""
 
     type: Literal["set_locale"]
     id: NotRequired[Id]
-    locale: Annotated[str, Meta(description="A locale name such as `en`.")]
+    locale: Annotated[
+        str, Meta(description="A locale such as `ja`, `pt-BR` or `de_DE.UTF-8`; `en` removes it.")
+    ]
 
 
 # ---- model (§5.3) -------------------------------------------------------------------------
