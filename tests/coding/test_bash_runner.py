@@ -10,7 +10,6 @@ import pytest
 
 from coding.process_helpers import wait_until_gone
 from xcsh.ai.abort import AbortController
-from xcsh.coding import bash_runner
 from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES, OutputCapture, sanitize_output
 from xcsh.coding.bash.process import BashLaunchError
 from xcsh.coding.bash.session import BashSession
@@ -284,31 +283,3 @@ async def test_truncated_bash_execution_message_carries_meta_and_text_notice(ses
     assert text.endswith(f"\n\n[Showing lines {start}-20001 of 20001 (50.0KB limit)]")
     assert result.full_output_path is not None
     Path(result.full_output_path).unlink()
-
-
-def test_bash_runner_keeps_exporting_every_public_name_from_the_bash_package() -> None:
-    """``xcsh.coding.bash_runner`` stays a working import path for the split modules."""
-    expected = {
-        "DEFAULT_TIMEOUT_S",
-        "KILL_GRACE_S",
-        "NON_INTERACTIVE_ENV",
-        "OUTPUT_LIMIT_BYTES",
-        "BashLaunchError",
-        "BashRunResult",
-        "BashSession",
-        "OutputCapture",
-        "ProcessOutcome",
-        "bash_execution_message",
-        "bash_execution_to_text",
-        "bash_result_wire",
-        "count_lines",
-        "find_bash",
-        "run_shell_process",
-        "sanitize_output",
-        "shell_environment",
-        "truncation_meta",
-    }
-    assert set(bash_runner.__all__) == expected
-    assert bash_runner.BashSession is BashSession
-    assert bash_runner.bash_result_wire is bash_result_wire
-    assert all(getattr(bash_runner, name) is not None for name in expected)

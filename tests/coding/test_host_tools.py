@@ -94,14 +94,15 @@ def test_registration_activates_new_tools_and_keeps_previous_state(workspace: Wo
     session = _session(workspace)
     bridge = HostToolBridge(session, lambda frame: None)
     assert bridge.set_tools(normalize_definitions([_tool("a"), _tool("h", hidden=True)])) == ["a", "h"]
-    assert "h" in session.tool_registry and session.active_tool_names == ["a"]
-    assert [t.name for t in session.agent.tools] == ["a"] and "a" in session.system_prompt
-    assert (session.tool_registry["a"].concurrency, session.tool_registry["a"].abortable) == ("shared", True)
-    session.active_tool_names.remove("a")  # deactivated by someone else: kept tools keep that state
+    assert session.has_tool("h") and session.active_tool_names == ["a"]
+    assert [t.name for t in session.active_tools()] == ["a"] and "a" in session.system_prompt
+    tool = session.tool("a")
+    assert tool is not None and (tool.concurrency, tool.abortable) == ("shared", True)
+    session.set_active_tools([])  # deactivated by someone else: kept tools keep that state
     bridge.set_tools(normalize_definitions([_tool("a"), _tool("b")]))
-    assert session.active_tool_names == ["b"] and "h" not in session.tool_registry
+    assert session.active_tool_names == ["b"] and not session.has_tool("h")
     bridge.set_tools([])
-    assert session.active_tool_names == [] and not {"a", "b"} & set(session.tool_registry)
+    assert session.active_tool_names == [] and not (session.has_tool("a") or session.has_tool("b"))
 
 
 def test_registration_refuses_duplicates_and_other_tools_names(workspace: Workspace) -> None:

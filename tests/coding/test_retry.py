@@ -233,8 +233,8 @@ async def test_a_non_retryable_error_after_a_retry_closes_the_chain(
 
 
 async def test_installing_again_replaces_the_handler_in_place(session: AgentSession) -> None:
-    first = [h for h in session.hooks.post_run if isinstance(h, RetryHandler)]
-    position = session.hooks.post_run.index(first[0])
+    first = [h for h in session.hooks.after_run_hooks() if isinstance(h, RetryHandler)]
+    position = session.hooks.after_run_hooks().index(first[0])
     replacement = install_retry(session, sleep=RecordingSleep())
-    handlers = [h for h in session.hooks.post_run if isinstance(h, RetryHandler)]
-    assert handlers == [replacement] and session.hooks.post_run.index(replacement) == position
+    handlers = [h for h in session.hooks.after_run_hooks() if isinstance(h, RetryHandler)]
+    assert handlers == [replacement] and session.hooks.after_run_hooks().index(replacement) == position

@@ -14,8 +14,8 @@ saying why. Calls matching an always-allowed rule run without asking:
 - ``approvals.allowPaths``: directories or glob patterns (relative to the cwd) for tools
   whose arguments name paths (``path``, or ``edits[].path``); every named path must match.
 
-The gate plugs in as the agent's ``before_tool_call`` hook, after any earlier hook (an
-extension that blocks the call first means nobody is asked).
+The gate plugs in as a ``before_tool_call`` hook of the session, after the extensions'
+(an extension that blocks the call first means nobody is asked).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import difflib
 import fnmatch
 import json
 import os
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from xcsh.ai.abort import AbortSignal
 from xcsh.ai.types import ToolCall
 
 if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -202,7 +201,7 @@ class ApprovalGate:
             return None
         if self.ui is None:
             return f"This {name} call needs approval and no one can approve it here; it was not run."
-        signal = self.session.agent.signal
+        signal = self.session.run_signal
         timed_out: list[bool] = []
         title, message = describe(name, args, self.session.cwd)
         token = PENDING_CALL.set(call)
@@ -225,29 +224,27 @@ class ApprovalGate:
         return f"The user denied this {name} call; it was not run."
 
 
-_GATES: weakref.WeakKeyDictionary[AgentSession, ApprovalGate] = weakref.WeakKeyDictionary()
-
-
 def approval_gate_for(session: AgentSession) -> ApprovalGate | None:
     """The session's approval gate (None when approvals are off)."""
-    return _GATES.get(session)
+    return session.features.get(ApprovalGate)
 
 
-def install(session: AgentSession, options: StartupOptions) -> None:
+@dataclass(frozen=True, slots=True)
+class ApprovalsStartup:
+    """The ``--approve`` flag (None: the ``approvals.*`` settings decide)."""
+
+    flag: str | None = None
+
+
+def configure(options: StartupOptions) -> ApprovalsStartup:
+    return ApprovalsStartup(flag=options.approve)
+
+
+def install(session: AgentSession, startup: ApprovalsStartup) -> None:
     """Turn approvals on for ``session`` when the flag or the settings name tools."""
-    config = config_from(session.settings.get, options.approve)
+    config = config_from(session.settings.get, startup.flag)
     if config is None:
         return
     gate = ApprovalGate(session, config)
-    _GATES[session] = gate
-    agent = session.agent
-    previous = agent.before_tool_call
-
-    async def before(call: ToolCall, args: dict[str, Any]) -> str | None:
-        if previous is not None:
-            blocked = await previous(call, args)
-            if blocked:
-                return blocked
-        return await gate.check(call, args)
-
-    agent.before_tool_call = before
+    session.features.put(gate)
+    session.hooks.before_tool_call.append(gate.check)

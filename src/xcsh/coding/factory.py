@@ -7,20 +7,22 @@ stderr; the CLI prints it and exits with code 1.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
 from xcsh.coding import secrets
+from xcsh.coding.features import install_features
 from xcsh.coding.locale import initial_locale
+from xcsh.coding.model_choice import model_ref
 from xcsh.coding.models import ModelRegistry, ModelResolutionError
 from xcsh.coding.models_config import ModelsConfigError
+from xcsh.coding.options import StartupOptions, tool_enabled, tool_options, tool_selection
 from xcsh.coding.paths import home_dir, sessions_root
 from xcsh.coding.project_context import ProjectContext, load_project_context, skill_selection
-from xcsh.coding.session import AgentSession, SessionConfig, model_ref
+from xcsh.coding.session import AgentSession, SessionConfig
+from xcsh.coding.sessions.branching import fork_to
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, session_dir_for
@@ -31,9 +33,6 @@ from xcsh.coding.tools import (
     BUILTIN_TOOL_NAMES,
     COMPANIONS,
     DEFAULT_TOOL_NAMES,
-    EDIT_MODES,
-    ENABLING_SETTINGS,
-    ToolOptions,
     create_coding_tools,
 )
 
@@ -51,50 +50,10 @@ class StartupError(Exception):
     """The session cannot be started; the message is shown on stderr."""
 
 
-@dataclass(slots=True, kw_only=True)
-class StartupOptions:
-    cwd: Path
-    agent_dir: Path
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    provider: str | None = None
-    model: str | None = None
-    models: str | None = None
-    thinking: str | None = None
-    api_key: str | None = None
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    tools: str | None = None
-    no_tools: bool = False
-    no_session: bool = False
-    session_dir: Path | None = None
-    session: str | None = None
-    continue_session: bool = False
-    fork: str | None = None
-    rpc_mode: bool = False
-    extensions: list[str] = field(default_factory=list)
-    no_extensions: bool = False
-    no_rules: bool = False
-    no_skills: bool = False
-    skills: list[str] | None = None
-    """Glob patterns: only skills whose names match one are loaded (None: all)."""
-    model_roles: dict[str, str] = field(default_factory=dict)
-    """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
-    # tool approvals (coding/approvals.py): comma list of tools, "*" for all; None = settings
-    approve: str | None = None
-    # RPC mode without the eager todo prelude and reminders (flag --no-todo-defaults)
-    no_todo_defaults: bool = False
-    trust: bool = False
-    """``--trust``: record the project directory as trusted (its code as it is now) and run it."""
-    project_trusted: bool | None = None
-    """Set by :func:`create_session`: whether the project's own code may run (coding/trust.py)."""
+__all__ = ["StartupError", "StartupOptions", "create_session", "disabled_providers", "tool_selection"]
 
-
-# Tools that feature installers register when ``--tools`` lists them (not built-ins).
+# Tools that features register when ``--tools`` lists them (not built-ins).
 FEATURE_TOOL_NAMES = frozenset({"todo_write", "python", "task", "inspect_image"})
-
-# Feature modules register installers here; each is called with the new session.
-FeatureInstaller = Callable[[AgentSession, StartupOptions], None]
-FEATURES: list[FeatureInstaller] = []
 
 
 def create_session(options: StartupOptions) -> AgentSession:
@@ -163,30 +122,13 @@ def create_session(options: StartupOptions) -> AgentSession:
         active_tool_names=active,
     )
     if restored is not None:
-        session.agent.messages.extend(restored.messages)
+        for message in restored.messages:
+            session.append_message(message, persist=False)  # already in the file
     else:
         store.append_model_change(model_ref(model), None)
         store.append_thinking_level_change(level)
-    from xcsh.coding.features import installers
-
-    for install in [*installers(), *FEATURES]:
-        install(session, options)
+    install_features(session, options)
     return session
-
-
-def tool_options(settings: Settings) -> ToolOptions:
-    """The built-in tools' options from settings; an unknown ``edit.mode`` falls back to hashline."""
-    mode = str(settings.get("edit.mode", "hashline")).strip().lower()
-    if mode not in EDIT_MODES:
-        logger.warning(
-            "edit.mode %r is not supported (known: %s); using hashline", mode, ", ".join(EDIT_MODES)
-        )
-        mode = "hashline"
-    return ToolOptions(
-        edit_mode=mode,
-        read_hash_lines=settings.get_bool("readHashLines", True),
-        read_line_numbers=settings.get_bool("readLineNumbers", False),
-    )
 
 
 def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
@@ -256,7 +198,7 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
                 cwd_for_new=options.cwd,
                 blob_dir=blob_dir,
             )
-            forked = source.fork_to(directory)
+            forked = fork_to(source, directory)
             source.close()
             return forked, True
         if options.session is not None:
@@ -375,22 +317,6 @@ def _initial_level(
     if requested is None:
         requested = str(settings.get("defaultThinkingLevel", "xhigh"))
     return resolve_level(model, requested)
-
-
-def tool_enabled(settings: Settings, name: str) -> bool:
-    """The tool's enabling setting (``calc.enabled`` …), true when absent, as in the reference."""
-    key = ENABLING_SETTINGS.get(name)
-    return key is None or settings.get_bool(key, True)
-
-
-def tool_selection(options: StartupOptions, settings: Settings, name: str) -> tuple[bool, bool]:
-    """(registered, active) for a default-on feature tool under ``--tools`` / ``--no-tools``."""
-    if not tool_enabled(settings, name):
-        return False, False
-    if options.tools is None:
-        return True, not options.no_tools
-    listed = name in {n.strip().lower() for n in options.tools.split(",")}
-    return listed, listed
 
 
 def _with_companions(names: list[str], settings: Settings) -> list[str]:

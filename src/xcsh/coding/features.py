@@ -1,46 +1,65 @@
-"""Feature installers run on every new session (retry, compaction, todos, host tools, …).
+"""The feature registry: every feature a new session gets, in install order, each with its own config.
 
-Each feature module exposes ``install(session, options)``; add it to ``INSTALLERS``.
-Keeping the list here keeps the session facade and the factory free of feature code.
+A feature is a name, a ``configure`` function that builds the feature's small config
+object from the start-up options (None: the feature is off for this session), and an
+``install(session, config)`` function that registers the feature's hooks
+(:class:`~xcsh.coding.hooks.SessionHooks`) and keeps its state in
+``session.features``. After-run hooks are ordered by
+:data:`~xcsh.coding.hooks.AFTER_RUN_ORDER`, not by install order.
+
+Feature modules import neither this module nor the factory, so no import cycle forms.
+See docs/architecture.md ("Adding a feature").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
-    from xcsh.coding.session import AgentSession
+from xcsh.coding.options import StartupOptions
+from xcsh.coding.session import AgentSession
 
-Installer = Callable[["AgentSession", "StartupOptions"], None]
+C = TypeVar("C")
 
 
-def installers() -> list[Installer]:
-    """The installers, imported lazily so start-up only loads what sessions use."""
-    found: list[Installer] = []
-    # first: the session-bound built-in tools (python, task, inspect_image) before any extension
-    from xcsh.coding.tool_features import install as install_tools
+@dataclass(frozen=True, slots=True)
+class Feature(Generic[C]):
+    """One pluggable feature of the session."""
 
-    found.append(install_tools)
-    from xcsh.coding.retry import install as install_retry
+    name: str
+    configure: Callable[[StartupOptions], C | None]
+    install: Callable[[AgentSession, C], object]
 
-    found.append(install_retry)
-    from xcsh.coding.compaction.compactor import install as install_compaction
+    def apply(self, session: AgentSession, options: StartupOptions) -> None:
+        config = self.configure(options)
+        if config is not None:
+            self.install(session, config)
 
-    found.append(install_compaction)
-    from xcsh.coding.extensions.feature import install as install_extensions
 
-    found.append(install_extensions)
-    # after extensions: a call an extension blocks is never put to the user
-    from xcsh.coding.approvals import install as install_approvals
+def registry() -> list[Feature[Any]]:
+    """The features in install order (modules are imported when a session is built)."""
+    from xcsh.coding import approvals, host_tools, retry, todos, tool_features, user_bash
+    from xcsh.coding.compaction import compactor
+    from xcsh.coding.extensions import feature as extensions
+    from xcsh.coding.ttsr import feature as ttsr
 
-    found.append(install_approvals)
-    from xcsh.coding.ttsr.feature import install as install_ttsr
+    return [
+        # first: the session-bound built-in tools (python, task, inspect_image) before any extension
+        Feature("session-tools", tool_features.configure, tool_features.install),
+        Feature("retry", retry.configure, retry.install),
+        Feature("compaction", compactor.configure, compactor.install),
+        Feature("extensions", extensions.configure, extensions.install),
+        # after extensions: a call an extension blocks is never put to the user
+        Feature("approvals", approvals.configure, approvals.install),
+        Feature("ttsr", ttsr.configure, ttsr.install),
+        Feature("todos", todos.configure, todos.install),
+        Feature("user-bash", user_bash.configure, user_bash.install),
+        Feature("host-tools", host_tools.configure, host_tools.install),
+    ]
 
-    found.append(install_ttsr)
-    # last: its post-run reminder comes after retry, compaction and TTSR recovery
-    from xcsh.coding.todos import install as install_todos
 
-    found.append(install_todos)
-    return found
+def install_features(session: AgentSession, options: StartupOptions) -> None:
+    """Install every registered feature that is on for ``options``."""
+    for feature in registry():
+        feature.apply(session, options)

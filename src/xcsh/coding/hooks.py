@@ -1,19 +1,25 @@
-"""Extension points of the session, used by features that live in their own modules.
+"""The seams between the session core and its features.
 
-Retry, compaction, todos, TTSR and extensions plug into the session through these
-seams instead of growing the facade.
+A feature (retry, compaction, todos, TTSR, extensions, user bash, host tools) is
+installed by :mod:`xcsh.coding.features`; it registers callbacks here and keeps its
+per-session state in :class:`FeatureState`. Callbacks receive no session argument:
+a feature holds the session it was installed on. This module imports nothing of the
+session, so features and the core never form an import cycle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
-from xcsh.agent.types import AgentEvent, AgentMessage
+from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
+from xcsh.agent.types import AgentMessage
 
-if TYPE_CHECKING:
-    from xcsh.coding.session import AgentSession
+# The one list that orders after-run hooks: the first hook returning an action wins.
+# Retry decides before compaction (agent-behaviour §7.2); TTSR recovery comes next; the
+# todo reminder only speaks when nobody else continued the chain.
+AFTER_RUN_ORDER: tuple[str, ...] = ("retry", "compaction", "ttsr", "todo-reminders")
 
 
 @dataclass(slots=True)
@@ -24,10 +30,10 @@ class RunAction:
     messages: list[AgentMessage] = field(default_factory=list)
 
 
-class PostRunHandler(Protocol):
+class AfterRunHook(Protocol):
     """Decides whether a finished run is followed by another (retry, compaction, reminders…)."""
 
-    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None: ...
+    async def after_run(self, added: list[AgentMessage]) -> RunAction | None: ...
 
     def cancel(self) -> None:
         """Cancel anything pending (a retry back-off); called by abort and session switches."""
@@ -38,32 +44,78 @@ class SlashCommand(Protocol):
 
     def matches(self, text: str) -> bool: ...
 
-    async def run(self, session: AgentSession, text: str) -> None: ...
+    async def run(self, text: str) -> None: ...
 
 
-PromptContributor = Callable[["AgentSession", str], list[AgentMessage]]
-PrePromptCheck = Callable[["AgentSession"], Awaitable[None]]
-SwitchCheck = Callable[["AgentSession", str, str | None], Awaitable[bool]]
-EventListener = Callable[[AgentEvent], None]
+# (prompt text) → messages to place before/after the user message
+PromptContributor = Callable[[str], list[AgentMessage]]
+PrePromptCheck = Callable[[], Awaitable[None]]
+# (reason, target) → True cancels the switch
+SwitchCheck = Callable[[str, str | None], Awaitable[bool]]
+
+T = TypeVar("T")
+
+
+class FeatureState:
+    """Per-session feature objects, one per type: the one way to find a feature's state.
+
+    ``session.features.get(Compactor)`` returns the session's compactor (None when the
+    feature is not installed).
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[type, object] = {}
+
+    def put(self, item: object) -> None:
+        """Store ``item`` under its type, replacing an earlier one."""
+        self._items[type(item)] = item
+
+    def get(self, kind: type[T]) -> T | None:
+        item = self._items.get(kind)
+        return item if isinstance(item, kind) else None
 
 
 @dataclass(slots=True)
 class SessionHooks:
-    """Registered feature hooks, called in registration order."""
+    """Registered feature callbacks; lists are called in registration order."""
 
-    post_run: list[PostRunHandler] = field(default_factory=list)
     # messages placed before the user message (eager todo prelude)
     before_user_message: list[PromptContributor] = field(default_factory=list)
     # messages placed after the user message (extension-provided)
     after_user_message: list[PromptContributor] = field(default_factory=list)
-    # awaited before a prompt starts its run (compaction check)
-    pre_prompt: list[PrePromptCheck] = field(default_factory=list)
     # slash commands checked before anything else (run even while streaming)
     commands: list[SlashCommand] = field(default_factory=list)
     # asked before new_session/switch_session/branch; returning True cancels (reason, target)
     before_switch: list[SwitchCheck] = field(default_factory=list)
     before_branch: list[SwitchCheck] = field(default_factory=list)
     # called once before the process exits
-    on_shutdown: list[Callable[[AgentSession], None]] = field(default_factory=list)
-    # notified when the session is replaced (new/switch/branch)
-    on_session_change: list[Callable[[AgentSession, str], None]] = field(default_factory=list)
+    on_shutdown: list[Callable[[], None]] = field(default_factory=list)
+    # notified when the session's store is replaced (reason: new/resume/branch)
+    on_session_change: list[Callable[[str], None]] = field(default_factory=list)
+    # tool-call interception, chained in registration order (first block / last replacement wins)
+    before_tool_call: list[BeforeToolCall] = field(default_factory=list)
+    after_tool_call: list[AfterToolCall] = field(default_factory=list)
+    _after_run: dict[str, AfterRunHook] = field(default_factory=dict)
+    _pre_prompt: dict[str, PrePromptCheck] = field(default_factory=dict)
+
+    def set_after_run(self, name: str, hook: AfterRunHook) -> AfterRunHook | None:
+        """Register (or replace) the after-run hook ``name``; returns the one it replaced.
+
+        ``name`` must be listed in :data:`AFTER_RUN_ORDER`, which alone decides the order.
+        """
+        if name not in AFTER_RUN_ORDER:
+            raise ValueError(f"after-run hook {name!r} is not listed in AFTER_RUN_ORDER")
+        old = self._after_run.get(name)
+        self._after_run[name] = hook
+        return old
+
+    def after_run_hooks(self) -> list[AfterRunHook]:
+        """The registered after-run hooks in :data:`AFTER_RUN_ORDER`."""
+        return [self._after_run[name] for name in AFTER_RUN_ORDER if name in self._after_run]
+
+    def set_pre_prompt(self, name: str, check: PrePromptCheck) -> None:
+        """Register (or replace, keeping its place) the check ``name`` awaited before each prompt."""
+        self._pre_prompt[name] = check
+
+    def pre_prompt_checks(self) -> list[PrePromptCheck]:
+        return list(self._pre_prompt.values())

@@ -29,13 +29,11 @@ def list_commands(session: AgentSession) -> dict[str, Any]:
 
 def clear_queue(session: AgentSession) -> dict[str, list[str]]:
     """``clear_queue``: drop queued steering and follow-up messages; return their texts."""
-    agent = session.agent
-    dropped = {
-        "steering": [message_text(m) for m in agent.steering.peek_all()],
-        "followUp": [message_text(m) for m in agent.follow_ups.peek_all()],
+    steering, follow_ups = session.drop_queued()
+    return {
+        "steering": [message_text(m) for m in steering],
+        "followUp": [message_text(m) for m in follow_ups],
     }
-    agent.clear_queues()
-    return dropped
 
 
 def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -> dict[str, Any]:
@@ -129,7 +127,7 @@ def tool_infos(session: AgentSession) -> dict[str, Any]:
 
     active = set(session.active_tool_names)
     tools = []
-    for tool in session.tool_registry.values():
+    for tool in session.registered_tools():
         if tool.meta.get("host"):
             source = "host"
         elif "extensionPath" in tool.meta:
@@ -160,10 +158,9 @@ def set_active_tools(session: AgentSession, names: list[Any]) -> dict[str, Any]:
     """
     if not all(isinstance(n, str) for n in names):
         raise CommandError("toolNames must be an array of strings")
-    unknown = [n for n in names if n not in session.tool_registry]
+    unknown = [n for n in names if not session.has_tool(n)]
     if unknown:
-        known = ", ".join(session.tool_registry) or "none"
+        known = ", ".join(t.name for t in session.registered_tools()) or "none"
         raise CommandError(f"Unknown tool(s): {', '.join(unknown)}. Registered tools: {known}")
-    session.active_tool_names = list(dict.fromkeys(names))
-    session.refresh_tools()
+    session.set_active_tools(names)
     return {"toolNames": list(session.active_tool_names)}

@@ -20,6 +20,7 @@ from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 
 if TYPE_CHECKING:
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,10 @@ class HostToolDefinitionError(ValueError):
 
 class HostToolError(Exception):
     """A host tool call failed (error result from the host, abort, or disconnection)."""
+
+
+def _no_host(frame: dict[str, Any]) -> None:
+    raise HostToolError("no host is connected")
 
 
 def aborted_text(name: str) -> str:
@@ -100,15 +105,20 @@ class _PendingCall:
 class HostToolBridge:
     """Host tools of one session and their calls in flight.
 
-    ``send`` writes one outbound frame (the RPC server's ``write``). Frames for ids that
-    are unknown or already settled are ignored.
+    ``send`` writes one outbound frame (the RPC server's ``write``; set by :meth:`connect`
+    when the feature is installed before a host exists). Frames for ids that are unknown
+    or already settled are ignored.
     """
 
-    def __init__(self, session: AgentSession, send: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, session: AgentSession, send: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.session = session
-        self.send = send
+        self.send: Callable[[dict[str, Any]], None] = send or _no_host
         self.names: list[str] = []
         self._pending: dict[str, _PendingCall] = {}
+
+    def connect(self, send: Callable[[dict[str, Any]], None]) -> None:
+        """Route this bridge's frames to the host's writer."""
+        self.send = send
 
     @property
     def pending_ids(self) -> list[str]:
@@ -127,20 +137,19 @@ class HostToolBridge:
             raise HostToolDefinitionError("RPC host tool names must be unique")
         previous = set(self.names)
         for name in names:
-            if name in self.session.tool_registry and name not in previous:
+            if self.session.has_tool(name) and name not in previous:
                 raise HostToolDefinitionError(f'RPC host tool "{name}" conflicts with an existing tool')
         session = self.session
-        was_active = list(session.active_tool_names)
-        for name in previous:
-            session.tool_registry.pop(name, None)
-        for definition in definitions:
-            session.tool_registry[definition["name"]] = self._make_tool(definition)
-        self.names = names
+        was_active = session.active_tool_names
         others = [n for n in was_active if n not in previous]
         kept = [n for n in was_active if n in previous and n in names]
         added = [d["name"] for d in definitions if not d.get("hidden") and d["name"] not in previous]
-        session.active_tool_names = list(dict.fromkeys([*others, *kept, *added]))
-        session.refresh_tools()
+        session.update_tools(
+            remove=previous,
+            add=[self._make_tool(d) for d in definitions],
+            active=[*others, *kept, *added],
+        )
+        self.names = names
         return names
 
     def _make_tool(self, definition: HostToolDefinition) -> AgentTool:
@@ -230,3 +239,19 @@ class HostToolBridge:
         for call in pending:
             if not call.future.done():
                 call.future.set_exception(HostToolError(message))
+
+
+@dataclass(frozen=True, slots=True)
+class HostToolsConfig:
+    """Host tools have no start-up options: the host defines them with ``set_host_tools``."""
+
+
+def configure(options: StartupOptions) -> HostToolsConfig:
+    return HostToolsConfig()
+
+
+def install(session: AgentSession, config: HostToolsConfig) -> HostToolBridge:
+    """Give the session a host-tool bridge; a mode with a host connects it (:meth:`HostToolBridge.connect`)."""
+    bridge = HostToolBridge(session)
+    session.features.put(bridge)
+    return bridge

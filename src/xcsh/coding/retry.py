@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentEvent, AgentMessage
@@ -29,7 +30,7 @@ from xcsh.ai.errors import is_retryable, is_transport_failure, retry_hint_ms
 from xcsh.coding.hooks import RunAction
 
 if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 logger = logging.getLogger(__name__)
@@ -53,19 +54,6 @@ def backoff_delay_ms(
         delay = min(delay, max_delay_ms)
     hint = retry_hint_ms(error_message)
     return hint if hint is not None and hint > delay else delay
-
-
-def drop_from_context(messages: list[AgentMessage], message: AgentMessage) -> bool:
-    """Remove ``message`` (by identity) and whatever its failed turn appended after it.
-
-    Only the synthetic tool results of that message can follow it, so the live
-    context is cut at its position. Returns False when it is not in the context.
-    """
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index] is message:
-            del messages[index:]
-            return True
-    return False
 
 
 class CancellableSleep:
@@ -112,7 +100,7 @@ class RetryHandler:
         self._session = session
         self._back_off = CancellableSleep(sleep)
         self.attempt = 0
-        self._unsubscribe = session.agent.subscribe(self._on_agent_event)
+        self._unsubscribe = session.subscribe_after(self._on_agent_event)
 
     # ---- settings ------------------------------------------------------------------------
     @property
@@ -155,7 +143,8 @@ class RetryHandler:
         self._session.emit({"type": "auto_retry_end", "success": True, "attempt": attempt})
 
     # ---- PostRunHandler --------------------------------------------------------------------
-    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
+    async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
+        session = self._session
         message = last_assistant(added)
         if message is None or message.get("stopReason") != "error":
             return None
@@ -179,7 +168,8 @@ class RetryHandler:
                 "errorMessage": error,
             }
         )
-        drop_from_context(session.agent.messages, message)
+        # only the failed turn's synthetic tool results can follow the message
+        session.truncate_context_at(message)
         if not await self._back_off(delay_ms / 1000):
             self._finish(RETRY_CANCELLED)
             return None
@@ -210,21 +200,31 @@ class RetryHandler:
 
 def retry_handler_for(session: AgentSession) -> RetryHandler | None:
     """The session's installed retry handler, if any."""
-    return next((h for h in session.hooks.post_run if isinstance(h, RetryHandler)), None)
+    return session.features.get(RetryHandler)
 
 
-def install_retry(session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> RetryHandler:
-    """Install (or replace, keeping its place) the session's retry handler."""
-    handler = RetryHandler(session, sleep=sleep)
-    old = retry_handler_for(session)
-    if old is None:
-        session.hooks.post_run.insert(0, handler)  # retry decides before compaction (§7.2)
-    else:
+@dataclass(frozen=True, slots=True)
+class RetryConfig:
+    """The retry feature's config: the back-off sleep (injected by tests)."""
+
+    sleep: Sleep = asyncio.sleep
+
+
+def configure(options: StartupOptions) -> RetryConfig:
+    return RetryConfig()
+
+
+def install(session: AgentSession, config: RetryConfig) -> RetryHandler:
+    """Install (or replace) the session's retry handler (after-run hook ``retry``)."""
+    handler = RetryHandler(session, sleep=config.sleep)
+    old = session.features.get(RetryHandler)
+    if old is not None:
         old.detach()
-        session.hooks.post_run[session.hooks.post_run.index(old)] = handler
+    session.features.put(handler)
+    session.hooks.set_after_run("retry", handler)
     return handler
 
 
-def install(session: AgentSession, options: StartupOptions) -> None:
-    """Feature installer (see :mod:`xcsh.coding.features`)."""
-    install_retry(session)
+def install_retry(session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> RetryHandler:
+    """Install (or replace) the retry handler with an injected ``sleep``."""
+    return install(session, RetryConfig(sleep=sleep))

@@ -11,49 +11,63 @@ session shuts down.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xcsh.agent.types import AgentTool
+from xcsh.coding.options import tool_selection
 
 if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 logger = logging.getLogger(__name__)
 
 
-def _add(session: AgentSession, tool: AgentTool, active: bool) -> None:
-    if tool.name in session.tool_registry:
-        logger.warning("a tool named %s is already registered; the built-in one is not added", tool.name)
-        return
-    session.tool_registry[tool.name] = tool
-    if active and tool.name not in session.active_tool_names:
-        session.active_tool_names.append(tool.name)
+@dataclass(frozen=True, slots=True)
+class SessionToolsConfig:
+    """The ``--tools`` / ``--no-tools`` choice these tools follow (with their enabling settings)."""
+
+    tools: str | None = None
+    no_tools: bool = False
 
 
-def install(session: AgentSession, options: StartupOptions) -> None:
+def configure(options: StartupOptions) -> SessionToolsConfig:
+    return SessionToolsConfig(tools=options.tools, no_tools=options.no_tools)
+
+
+def install(session: AgentSession, config: SessionToolsConfig) -> None:
     """Register python, task and inspect_image on ``session`` per the tool selection."""
-    from xcsh.coding.factory import tool_selection
+    added: list[AgentTool] = []
+    active: list[str] = []
 
-    registered, active = tool_selection(options, session.settings, "python")
+    def add(tool: AgentTool, activate: bool) -> None:
+        if session.has_tool(tool.name):
+            logger.warning("a tool named %s is already registered; the built-in one is not added", tool.name)
+            return
+        added.append(tool)
+        if activate:
+            active.append(tool.name)
+
+    registered, activate = tool_selection(config, session.settings, "python")
     if registered:
         from xcsh.coding.tools.kernel import PythonKernel
         from xcsh.coding.tools.python import create_python_tool
 
         kernel = PythonKernel(session.cwd)
-        _add(session, create_python_tool(session.cwd, kernel), active)
-        session.hooks.on_shutdown.append(lambda _session: kernel.kill())
-    registered, active = tool_selection(options, session.settings, "task")
+        add(create_python_tool(session.cwd, kernel), activate)
+        session.hooks.on_shutdown.append(kernel.kill)
+    registered, activate = tool_selection(config, session.settings, "task")
     if registered and session.settings.get_int("task.maxRecursionDepth", 2) != 0:
         from xcsh.coding.subagents.tool import create_task_tool
 
-        _add(session, create_task_tool(session), active)
-    registered, active = tool_selection(options, session.settings, "inspect_image")
+        add(create_task_tool(session), activate)
+    registered, activate = tool_selection(config, session.settings, "inspect_image")
     if registered and any("image" in m.get("input", []) for m in session.registry.available_models()):
         from xcsh.coding.tools.inspect_image import create_inspect_image_tool
 
         tool = create_inspect_image_tool(
             session.cwd, session.registry, session.settings, lambda: session.model
         )
-        _add(session, tool, active)
-    session.refresh_tools()
+        add(tool, activate)
+    session.update_tools(add=added, active=[*session.active_tool_names, *active])

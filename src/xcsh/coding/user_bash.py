@@ -10,7 +10,7 @@ the running command's whole process group at once; the ``bash`` response then sa
 
 from __future__ import annotations
 
-import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from xcsh.coding.bash.session import DEFAULT_TIMEOUT_S, BashSession
 from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
 
 if TYPE_CHECKING:
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 
@@ -60,7 +61,26 @@ class UserBash:
         self._shell.close()
 
 
-_BY_SESSION: weakref.WeakKeyDictionary[AgentSession, UserBash] = weakref.WeakKeyDictionary()
+class UserBashFeature:
+    """The session's user-bash runner, created (starting in the session cwd) on first use."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self._runner: UserBash | None = None
+
+    @property
+    def runner(self) -> UserBash:
+        if self._runner is None:
+            self._runner = UserBash(self._session.cwd, environment=_environment(self._session))
+        return self._runner
+
+    def abort(self) -> None:
+        if self._runner is not None:
+            self._runner.abort()
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
 
 
 def _environment(session: AgentSession) -> dict[str, str] | None:
@@ -70,25 +90,36 @@ def _environment(session: AgentSession) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in configured.items() if v is not None}
 
 
-def user_bash_for(session: AgentSession) -> UserBash:
-    """The session's user-bash runner (created, starting in the session cwd, on first use)."""
-    runner = _BY_SESSION.get(session)
-    if runner is None:
-        runner = UserBash(session.cwd, environment=_environment(session))
-        _BY_SESSION[session] = runner
-        session.hooks.on_shutdown.append(lambda s: runner.close())
-    return runner
+@dataclass(frozen=True, slots=True)
+class UserBashConfig:
+    """User bash has no start-up options (its environment comes from settings)."""
+
+
+def configure(options: StartupOptions) -> UserBashConfig:
+    return UserBashConfig()
+
+
+def install(session: AgentSession, config: UserBashConfig) -> UserBashFeature:
+    feature = UserBashFeature(session)
+    session.features.put(feature)
+    session.hooks.on_shutdown.append(feature.close)
+    return feature
+
+
+def _feature(session: AgentSession) -> UserBashFeature:
+    feature = session.features.get(UserBashFeature)
+    if feature is None:
+        raise RuntimeError("user bash is not available in this session")
+    return feature
 
 
 async def run_user_bash(session: AgentSession, command: str) -> dict[str, Any]:
     """The ``bash`` command: run, record the ``bashExecution`` message, return the BashResult."""
-    wire, message = await user_bash_for(session).run(command)
+    wire, message = await _feature(session).runner.run(command)
     session.record_bash_message(message)
     return wire
 
 
 def abort_user_bash(session: AgentSession) -> None:
     """The ``abort_bash`` command."""
-    runner = _BY_SESSION.get(session)
-    if runner is not None:
-        runner.abort()
+    _feature(session).abort()

@@ -151,8 +151,9 @@ async def test_installing_again_replaces_the_compactor_in_every_hook(session: Ag
     assert old is not None
     new = install_compaction(session)
     assert compactor_for(session) is new
-    owners = [getattr(check, "__self__", None) for check in session.hooks.pre_prompt]
+    owners = [getattr(check, "__self__", None) for check in session.hooks.pre_prompt_checks()]
     assert new in owners and old not in owners
+    assert new in session.hooks.after_run_hooks() and old not in session.hooks.after_run_hooks()
 
 
 # ---------------------------------------------------------------------------- pruning and review fixes
@@ -182,8 +183,7 @@ def _assistant(content: list[dict[str, Any]], stop: str = "stop", **extra: Any) 
 def seed(session: AgentSession, messages: list[dict[str, Any]]) -> None:
     """Put earlier conversation into the live context and the store (as a resumed session would)."""
     for message in messages:
-        session.agent.messages.append(message)
-        session.store.append_message(message)
+        session.append_message(message)
 
 
 def seed_tool_outputs(session: AgentSession, *tokens: int) -> None:
@@ -304,7 +304,7 @@ async def test_a_session_file_that_cannot_be_written_fails_the_compaction_with_a
 ) -> None:
     for key, value in {**SMALL_PRUNE, "compaction.keepRecentTokens": 10}.items():
         session.settings.override(key, value)
-    session.store = SessionStore.create(tmp_path / "sessions", tmp_path)
+    session.adopt_store(SessionStore.create(tmp_path / "sessions", tmp_path), "new")
     seed_tool_outputs(session, 800, 800, 1200)
     path = session.store.path
     assert path is not None and session.store.is_flushed

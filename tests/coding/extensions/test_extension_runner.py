@@ -16,7 +16,6 @@ from xcsh.coding.extensions.feature import runner_for
 from xcsh.coding.extensions.runner import ExtensionError, ExtensionRunner
 from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.session import AgentSession
-from xcsh.coding.session_ops import new_session
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -169,7 +168,7 @@ async def test_extension_tool_runs_and_tool_hooks_block_or_replace_results(
     session = make_session(workspace, extension(tmp_path, "tools", TOOLS))
     attach(session)
     assert "shout" in session.active_tool_names
-    assert any(t.name == "shout" for t in session.agent.tools)
+    assert any(t.name == "shout" for t in session.active_tools())
     fake_llm.script(
         script.tool_calls(
             ("c1", "shout", {"text": "hello"}),
@@ -254,9 +253,9 @@ async def test_before_switch_handler_can_cancel_a_new_session(workspace: Workspa
     session = make_session(workspace, path)
     runner, ui, _ = attach(session)
     first_id = session.store.session_id
-    assert await new_session(session, None) == {"cancelled": True}
+    assert await session.new_session(None) is False  # cancelled
     assert session.store.session_id == first_id
-    assert await new_session(session, None) == {"cancelled": False}
+    assert await session.new_session(None) is True
     assert session.store.session_id != first_id
     async with asyncio.timeout(5):
         await runner.drain()

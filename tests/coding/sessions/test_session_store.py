@@ -9,13 +9,9 @@ from typing import Any
 
 import pytest
 
+from xcsh.coding.sessions.branching import InvalidBranchEntryError, branch_to_new_file, fork_to
 from xcsh.coding.sessions.entries import SessionError
-from xcsh.coding.sessions.store import (
-    InvalidBranchEntryError,
-    NotASessionError,
-    SessionStore,
-    SessionWriteError,
-)
+from xcsh.coding.sessions.store import NotASessionError, SessionStore, SessionWriteError
 
 
 def user(text: str, ts: int = 1) -> dict[str, Any]:
@@ -276,7 +272,7 @@ def test_branch_writes_a_new_file_with_the_path_to_the_parent_of_s54(tmp_path: P
     f1_before = f1.read_bytes()
     old_entries = store.entries
 
-    branched = store.branch_to_new_file(e2)
+    branched = branch_to_new_file(store, e2)
     f2 = branched.path
     assert f2 is not None and f2 != f1 and f2.parent == f1.parent
     lines = read_lines(f2)
@@ -288,8 +284,8 @@ def test_branch_writes_a_new_file_with_the_path_to_the_parent_of_s54(tmp_path: P
     assert len(branched.build_context().messages) == 2
 
     with pytest.raises(InvalidBranchEntryError, match="Invalid entry ID for branching"):
-        branched.branch_to_new_file(a1)
-    again = branched.branch_to_new_file(e1)
+        branch_to_new_file(branched, a1)
+    again = branch_to_new_file(branched, e1)
     assert again.build_context().messages == []
     again.close()
 
@@ -297,7 +293,7 @@ def test_branch_writes_a_new_file_with_the_path_to_the_parent_of_s54(tmp_path: P
 def test_branch_from_a_root_user_message_starts_an_empty_session_with_parent(tmp_path: Path) -> None:
     store = SessionStore.create(tmp_path / "s", tmp_path)
     root, _ = run(store, "q1?", "a1")
-    new = store.branch_to_new_file(root)
+    new = branch_to_new_file(store, root)
     assert new.entries == []
     assert new.header.get("parentSession") == str(store.path)
     assert new.path is not None and not new.path.exists()  # lazy like any new session
@@ -309,7 +305,7 @@ def test_branch_recreates_labels_of_copied_entries(tmp_path: Path) -> None:
     e1, a1 = run(store, "q1?", "a1")
     store.append_label(e1, "start")
     e2, _ = run(store, "q2?", "a2")
-    branched = store.branch_to_new_file(e2)
+    branched = branch_to_new_file(store, e2)
     entries = branched.entries
     labels = [e for e in entries if e["type"] == "label"]
     assert len(labels) == 1
@@ -374,7 +370,7 @@ def test_fork_copies_every_entry_into_a_new_file_whose_parent_is_the_session_id(
     store = fresh(tmp_path)
     store.set_title("Forked title")
     run(store, "q?", "a")
-    forked = store.fork_to(tmp_path / "other", cwd=tmp_path / "elsewhere")
+    forked = fork_to(store, tmp_path / "other", cwd=tmp_path / "elsewhere")
     assert forked.path is not None and forked.path.parent == tmp_path / "other"
     lines = read_lines(forked.path)
     assert lines[0]["parentSession"] == store.session_id

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xcsh.coding.ttsr.feature import discover_rules
 from xcsh.coding.ttsr.rules import (
     RuleSource,
     build_rule,
-    discover_rules,
     looks_like_glob,
     parse_condition_and_scope,
     parse_front_matter,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentMessage
@@ -50,14 +51,14 @@ from xcsh.coding.compaction.tokens import (
 )
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message
-from xcsh.coding.retry import CancellableSleep, RetryHandler, drop_from_context, last_assistant
-from xcsh.coding.sessions.context import build_session_context
+from xcsh.coding.retry import CancellableSleep, last_assistant
 from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 
 if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
+    from xcsh.coding.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +88,18 @@ def _number(value: Any) -> float:
     return -1.0
 
 
+def auto_compaction_enabled(settings: Settings) -> bool:
+    """Automatic compaction is on: ``compaction.enabled`` and a strategy other than ``off``."""
+    return settings.get_bool("compaction.enabled", True) and settings.get("compaction.strategy") != "off"
+
+
+def set_auto_compaction(settings: Settings, enabled: bool) -> None:
+    """The ``set_auto_compaction`` rule: enabling also turns an ``off`` strategy back on."""
+    settings.set("compaction.enabled", enabled)
+    if enabled and settings.get("compaction.strategy") == "off":
+        settings.set("compaction.strategy", "context-full")
+
+
 def _is_before_compaction(message: AgentMessage, context: list[AgentMessage]) -> bool:
     """True when ``message`` predates the latest compaction of the live context."""
     summary = next((m for m in reversed(context) if m.get("role") == "compactionSummary"), None)
@@ -106,8 +119,7 @@ class Compactor:
     # ---- settings ------------------------------------------------------------------------
     @property
     def auto_enabled(self) -> bool:
-        settings = self._session.settings
-        return settings.get_bool("compaction.enabled", True) and settings.get("compaction.strategy") != "off"
+        return auto_compaction_enabled(self._session.settings)
 
     def _threshold_settings(self) -> ThresholdSettings:
         settings = self._session.settings
@@ -130,14 +142,12 @@ class Compactor:
     # ---- the compaction itself -----------------------------------------------------------
     def _credentials(self) -> tuple[Model, str | None]:
         session = self._session
-        model = session.agent.model
+        model = session.model
         if not model:
             raise NoModelError()
-        provider = model["provider"]
-        key = session.registry.api_key_for(provider)
-        if not key and not session.registry.is_keyless(provider):
-            raise NoApiKeyError(provider)
-        return model, key
+        if not session.registry.is_available(model):
+            raise NoApiKeyError(model["provider"])
+        return model, session.registry.api_key_for(model["provider"])
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
         """Summarise the older part of the branch, append the entry, rebuild the live context.
@@ -145,11 +155,8 @@ class Compactor:
         The caller makes sure no run is active. Raises :class:`CompactionError` with
         the protocol's error text.
         """
-        self._session.is_compacting = True
-        try:
+        with self._session.compacting():
             return await self._compact(custom_instructions)
-        finally:
-            self._session.is_compacting = False
 
     async def _compact(self, custom_instructions: str | None) -> CompactionResult:
         session = self._session
@@ -181,7 +188,7 @@ class Compactor:
             result.get("details"),
             result.get("preserveData"),
         )
-        session.agent.messages[:] = build_session_context(store.entries, store.leaf_id).messages
+        session.reload_context()
         return result
 
     # ---- automatic compaction -----------------------------------------------------------
@@ -207,7 +214,7 @@ class Compactor:
         return result
 
     def _overflowed(self, message: AgentMessage) -> bool:
-        model = self._session.agent.model
+        model = self._session.model
         if message.get("provider") != model["provider"] or message.get("model") != model["id"]:
             return False
         if message.get("stopReason") == "error":
@@ -217,12 +224,21 @@ class Compactor:
     def _prune(self) -> None:
         """Prune old tool outputs of the live context and the session file (§7.2)."""
         session = self._session
+        context = list(session.messages)
         try:
-            plan = prune_tool_outputs(session.agent.messages, session.store, self._prune_settings())
+            plan = prune_tool_outputs(context, session.store, self._prune_settings())
         except SessionWriteError:
-            # memory is pruned already; the store latched the error and reports it on the next write
+            # memory is pruned below; the store latched the error and reports it on the next write
             logger.warning("could not rewrite the session file after pruning tool outputs", exc_info=True)
             return
+        finally:
+            session.replace_messages(
+                {
+                    i: new
+                    for i, (new, old) in enumerate(zip(context, session.messages, strict=True))
+                    if new is not old
+                }
+            )
         if plan.outputs:
             logger.info("pruned %d tool outputs (~%d tokens)", len(plan.outputs), plan.tokens_saved)
 
@@ -232,19 +248,20 @@ class Compactor:
         if message.get("stopReason") == "error" or not isinstance(usage, dict):
             return False
         self._prune()
-        tokens = max(0, context_tokens(usage) - savings_since(self._session.agent.messages, message))
-        return exceeds_threshold(tokens, self._window(self._session.agent.model), self._threshold_settings())
+        tokens = max(0, context_tokens(usage) - savings_since(list(self._session.messages), message))
+        return exceeds_threshold(tokens, self._window(self._session.model), self._threshold_settings())
 
-    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
-        """Post-run handler: overflow recovery or threshold compaction, then the continuation."""
+    async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
+        """After-run hook: overflow recovery or threshold compaction, then the continuation."""
+        session = self._session
         message = last_assistant(added)
         if message is None:
             return None
         if self._overflowed(message):
-            drop_from_context(session.agent.messages, message)  # even with compaction off (§7.2)
+            session.truncate_context_at(message)  # even with compaction off (§7.2)
             if not self.auto_enabled or await self._auto("overflow", will_retry=True) is None:
                 return None
-            drop_from_context(session.agent.messages, message)  # the rebuilt context has it again
+            session.truncate_context_at(message)  # the rebuilt context has it again
             if not await self._pause(OVERFLOW_RETRY_DELAY_S):
                 return None
             return RunAction("continue")
@@ -258,10 +275,10 @@ class Compactor:
             return None
         if session.settings.get_bool("compaction.autoContinue", True):
             return RunAction("prompt", [developer_message(CONTINUE_TEXT)])
-        queued = session.agent.steering.drain() or session.agent.follow_ups.drain()
+        queued = session.take_queued()
         return RunAction("prompt", queued) if queued else None
 
-    async def pre_prompt(self, session: AgentSession) -> None:
+    async def pre_prompt(self) -> None:
         """Pre-prompt check: compact first when the context is already full.
 
         Overflow compaction reports ``willRetry:true`` (§7.6): the prompt's run that
@@ -269,13 +286,15 @@ class Compactor:
         nothing, so the continuation prompt after a threshold compaction does not
         emit the reference's extra skipped pair (optional in scenario S47).
         """
-        message = last_assistant(session.agent.messages)
-        if message is None or _is_before_compaction(message, session.agent.messages):
+        session = self._session
+        context = list(session.messages)
+        message = last_assistant(context)
+        if message is None or _is_before_compaction(message, context):
             return
         if self._overflowed(message):
-            drop_from_context(session.agent.messages, message)
+            session.truncate_context_at(message)
             if self.auto_enabled and await self._auto("overflow", will_retry=True) is not None:
-                drop_from_context(session.agent.messages, message)
+                session.truncate_context_at(message)
         elif self.auto_enabled and self._over_threshold(message):
             await self._auto("threshold", will_retry=False)
 
@@ -288,28 +307,29 @@ class Compactor:
 
 def compactor_for(session: AgentSession) -> Compactor | None:
     """The session's installed compactor, if any."""
-    return next((h for h in session.hooks.post_run if isinstance(h, Compactor)), None)
+    return session.features.get(Compactor)
 
 
-def install_compaction(session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> Compactor:
-    """Install (or replace, keeping its places) the session's compactor."""
-    compactor = Compactor(session, sleep=sleep)
-    old = compactor_for(session)
-    hooks = session.hooks
-    if old is None:
-        # right after the retry handler: compaction is checked only when not retrying (§7.2)
-        retry_at = next((i for i, h in enumerate(hooks.post_run) if isinstance(h, RetryHandler)), -1)
-        hooks.post_run.insert(retry_at + 1, compactor)
-        hooks.pre_prompt.append(compactor.pre_prompt)
-        return compactor
-    hooks.post_run[hooks.post_run.index(old)] = compactor
-    hooks.pre_prompt[:] = [
-        compactor.pre_prompt if getattr(check, "__self__", None) is old else check
-        for check in hooks.pre_prompt
-    ]
+@dataclass(frozen=True, slots=True)
+class CompactionConfig:
+    """The compaction feature's config: the pause before an overflow continuation (injected by tests)."""
+
+    sleep: Sleep = asyncio.sleep
+
+
+def configure(options: StartupOptions) -> CompactionConfig:
+    return CompactionConfig()
+
+
+def install(session: AgentSession, config: CompactionConfig) -> Compactor:
+    """Install (or replace) the session's compactor: after-run hook and pre-prompt check ``compaction``."""
+    compactor = Compactor(session, sleep=config.sleep)
+    session.features.put(compactor)
+    session.hooks.set_after_run("compaction", compactor)
+    session.hooks.set_pre_prompt("compaction", compactor.pre_prompt)
     return compactor
 
 
-def install(session: AgentSession, options: StartupOptions) -> None:
-    """Feature installer (see :mod:`xcsh.coding.features`)."""
-    install_compaction(session)
+def install_compaction(session: AgentSession, *, sleep: Sleep = asyncio.sleep) -> Compactor:
+    """Install (or replace) the compactor with an injected ``sleep``."""
+    return install(session, CompactionConfig(sleep=sleep))

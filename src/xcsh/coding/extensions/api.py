@@ -20,7 +20,6 @@ from xcsh.ai.abort import AbortSignal
 
 if TYPE_CHECKING:
     from xcsh.ai.types import Model
-    from xcsh.coding.extensions.runner import ExtensionRunner
     from xcsh.coding.session import AgentSession
 
 Handler = Callable[[dict[str, Any], "ExtensionContext"], Any]
@@ -213,6 +212,32 @@ class HeadlessUI(DialogUI):
         return ""
 
 
+class ExtensionHost(Protocol):
+    """What the API objects use of the extension runner (:class:`~xcsh.coding.extensions.runner.ExtensionRunner`).
+
+    Declared here so this module does not import the runner (no import cycle).
+    """
+
+    session: AgentSession
+    ui: ExtensionUI
+    shutdown_requested: bool
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[dict[str, Any]],
+        *,
+        display: bool,
+        details: Any,
+        trigger_turn: bool,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None,
+    ) -> None: ...
+
+    def send_user_message(
+        self, content: str | list[dict[str, Any]], *, deliver_as: Literal["steer", "followUp"] | None
+    ) -> None: ...
+
+
 class ExtensionContext:
     """What a handler, command or tool sees of the running session.
 
@@ -220,7 +245,7 @@ class ExtensionContext:
     part of the stable extension contract.
     """
 
-    def __init__(self, runner: ExtensionRunner) -> None:
+    def __init__(self, runner: ExtensionHost) -> None:
         self._runner = runner
 
     @property
@@ -246,7 +271,7 @@ class ExtensionContext:
     @property
     def signal(self) -> AbortSignal | None:
         """The abort signal of the current run (None while idle); pass it to dialogs."""
-        return self._runner.session.agent.signal
+        return self._runner.session.run_signal
 
     def is_idle(self) -> bool:
         return not self._runner.session.is_streaming
@@ -301,7 +326,7 @@ class Extension:
 class ExtensionAPI:
     """Passed to an extension's ``setup(xcsh)``; the registrations take effect once setup returns."""
 
-    def __init__(self, runner: ExtensionRunner, extension: Extension) -> None:
+    def __init__(self, runner: ExtensionHost, extension: Extension) -> None:
         self._runner = runner
         self._extension = extension
 
@@ -350,7 +375,7 @@ class ExtensionAPI:
         makes the call an error result. Names must not clash with existing tools.
         """
         taken = {t.name for t in self._extension.tools}
-        if not name or name in self._runner.session.tool_registry or name in taken:
+        if not name or self._runner.session.has_tool(name) or name in taken:
             raise ExtensionSetupError(f'Tool "{name}" conflicts with an existing tool')
         self._extension.tools.append(
             ToolSpec(
@@ -409,9 +434,7 @@ class ExtensionAPI:
 
     def set_active_tools(self, names: list[str]) -> None:
         """Choose which registered tools the model sees (unknown names are ignored)."""
-        session = self._runner.session
-        session.active_tool_names = [n for n in names if n in session.tool_registry]
-        session.refresh_tools()
+        self._runner.session.set_active_tools(names)
 
     def shutdown(self) -> None:
         """Ask the process to exit after the next command response (RPC mode)."""

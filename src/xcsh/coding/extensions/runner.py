@@ -115,12 +115,11 @@ class ExtensionRunner:
     def _commit(self, extension: Extension) -> None:
         self.extensions.append(extension)
         session = self.session
-        for spec in extension.tools:
-            session.tool_registry[spec.name] = self._make_tool(extension, spec)
-            if spec.active and spec.name not in session.active_tool_names:
-                session.active_tool_names.append(spec.name)
         if extension.tools:
-            session.refresh_tools()
+            active = [*session.active_tool_names, *(spec.name for spec in extension.tools if spec.active)]
+            session.update_tools(
+                add=[self._make_tool(extension, spec) for spec in extension.tools], active=active
+            )
         for command in extension.commands:
             # a later extension's command of the same name wins
             self.commands[command.name] = (extension, command)
@@ -293,19 +292,19 @@ class ExtensionRunner:
         return cast(AgentToolResult, replaced)
 
     # ---- session vetoes ----------------------------------------------------------------
-    async def before_switch(self, session: AgentSession, reason: str, target: str | None) -> bool:
+    async def before_switch(self, reason: str, target: str | None) -> bool:
         event: dict[str, Any] = {"type": "session_before_switch", "reason": reason}
         if target is not None:
             event["targetSessionFile"] = target
         return await self.emit(event) is not None
 
-    async def before_branch(self, session: AgentSession, reason: str, target: str | None) -> bool:
+    async def before_branch(self, reason: str, target: str | None) -> bool:
         event: dict[str, Any] = {"type": "session_before_branch"}
         if target is not None:
             event["entryId"] = target
         return await self.emit(event) is not None
 
-    def on_session_change(self, session: AgentSession, reason: str) -> None:
+    def on_session_change(self, reason: str) -> None:
         if reason == "branch":
             self.post({"type": "session_branch"})
         else:
@@ -353,17 +352,16 @@ class ExtensionRunner:
         session = self.session
         if session.is_streaming:
             if deliver_as == "nextTurn":
-                session.hidden_next_turn.append(message)
+                session.queue_hidden_next_turn(message)
             elif deliver_as == "followUp":
-                session.agent.follow_up(message)
+                session.queue_follow_up(message)
             else:
-                session.agent.steer(message)
+                session.queue_steer(message)
             return
         if trigger_turn:
             self._spawn(session.run_chain_now([message]), "extension_send")
             return
-        session.agent.messages.append(message)
-        session.store.append_message(message)
+        session.append_message(message)
 
     def send_user_message(
         self, content: str | list[dict[str, Any]], *, deliver_as: Literal["steer", "followUp"] | None

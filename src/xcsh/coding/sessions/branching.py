@@ -1,20 +1,17 @@
 """New session files made from an existing store: a branch at a user message and a fork.
 
 Both work on :class:`~xcsh.coding.sessions.store.SessionStore`'s public API and
-build the new store with the same class (``type(store)``), so this module needs the
-store class only for type checking.
+build the new store with the same class (``type(store)``). The store does not import
+this module (no import cycle): callers use these functions directly.
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from xcsh.coding.sessions.entries import SessionEntry, SessionError, generate_entry_id, iso_now, new_header
-
-if TYPE_CHECKING:
-    from xcsh.coding.sessions.store import SessionStore
+from xcsh.coding.sessions.store import SessionStore
 
 
 class InvalidBranchEntryError(SessionError):

@@ -26,9 +26,7 @@ from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
 from xcsh.coding.private_fs import make_private_dirs
-from xcsh.coding.sessions import branching
 from xcsh.coding.sessions.blobs import BlobStore
-from xcsh.coding.sessions.branching import InvalidBranchEntryError as InvalidBranchEntryError
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
 from xcsh.coding.sessions.entries import (
     CompactionEntry,
@@ -481,22 +479,6 @@ class SessionStore:
                 self._by_id[entry_id] = new_entry
         if self._file is not None and self._file.is_flushed:
             self._write_all()
-
-    # ------------------------------------------------------------------ branching
-
-    def branch_to_new_file(self, entry_id: str) -> SessionStore:
-        """Start a new session from the user message ``entry_id`` and close this store.
-
-        See :func:`xcsh.coding.sessions.branching.branch_to_new_file`.
-        """
-        return branching.branch_to_new_file(self, entry_id)
-
-    def fork_to(self, session_dir: Path, *, cwd: Path | None = None) -> SessionStore:
-        """Copy every entry into a new session file in ``session_dir``; this store stays open.
-
-        See :func:`xcsh.coding.sessions.branching.fork_to`.
-        """
-        return branching.fork_to(self, session_dir, cwd=cwd)
 
     # ------------------------------------------------------------------ lifecycle
 

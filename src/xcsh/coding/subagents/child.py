@@ -109,7 +109,7 @@ def _model(spec: ChildSpec) -> Model:
 
 
 def _tools(spec: ChildSpec, child_cwd: Path, kernel: PythonKernel) -> tuple[list[AgentTool], list[str]]:
-    from xcsh.coding.factory import tool_enabled, tool_options
+    from xcsh.coding.options import tool_enabled, tool_options
 
     parent = spec.parent
     wanted = (
@@ -118,7 +118,7 @@ def _tools(spec: ChildSpec, child_cwd: Path, kernel: PythonKernel) -> tuple[list
     builtin = [n for n in wanted if n in DEFAULT_TOOL_NAMES or n == "ls"]
     builtin = [n for n in builtin if tool_enabled(parent.settings, n)]
     tools = create_coding_tools(child_cwd, builtin, tool_options(parent.settings))
-    if "python" in wanted and "python" in parent.tool_registry:
+    if "python" in wanted and parent.has_tool("python"):
         tools.append(create_python_tool(child_cwd, kernel))
     if spec.make_task_tool is not None and spec.definition.spawns and spec.depth + 1 < spec.max_depth:
         tools.append(spec.make_task_tool(parent, spec.definition, spec.depth + 1))
@@ -233,7 +233,7 @@ async def run_child(
             remove = signal.add_callback(abort_child)
         if task is not None:
             await task
-        await child.agent.wait_for_idle()
+        await child.wait_for_idle()
         last = next((m for m in reversed(child.messages) if m.get("role") == "assistant"), None)
         stop = last.get("stopReason") if last is not None else None
         if (signal is not None and signal.aborted) or stop == "aborted":

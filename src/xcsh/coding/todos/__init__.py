@@ -1,12 +1,13 @@
 """Todos: the phased todo list, the ``todo_write`` tool, reminders, auto-clear and the eager prelude.
 
-``install(session, options)`` wires everything into a session; ``todos_of(session)``
+``install(session, config)`` wires everything into a session; ``todos_of(session)``
 returns its :class:`TodoStore` (what ``set_todos`` writes and ``get_state`` reads).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentEvent
@@ -17,10 +18,10 @@ from xcsh.coding.todos.state import TodoStore, latest_todo_phases, without_done
 from xcsh.coding.todos.tool import TOOL_NAME, create_todo_write_tool
 
 if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
-__all__ = ["TOOL_NAME", "TodoStore", "install", "todos_of"]
+__all__ = ["TOOL_NAME", "TodoConfig", "TodoStore", "configure", "install", "todos_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,16 +30,22 @@ ERROR_REMINDER_TYPE = "todo-write-error-reminder"
 
 def todos_of(session: AgentSession) -> TodoStore | None:
     """The session's todo store, or None when the todo feature is not installed."""
-    provider = session.todo_provider
-    return provider if isinstance(provider, TodoStore) else None
+    return session.features.get(TodoStore)
 
 
-def _tool_selection(options: StartupOptions) -> tuple[bool, bool]:
-    """(registered, active) for ``todo_write`` under ``--tools`` / ``--no-tools``."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TodoConfig:
+    """Whether ``todo_write`` is registered and active (from ``--tools`` / ``--no-tools``)."""
+
+    register_tool: bool = True
+    activate_tool: bool = True
+
+
+def configure(options: StartupOptions) -> TodoConfig:
     if options.tools is None:
-        return True, not options.no_tools
-    listed = "todo_write" in {name.strip().lower() for name in options.tools.split(",")}
-    return listed, listed
+        return TodoConfig(register_tool=True, activate_tool=not options.no_tools)
+    listed = TOOL_NAME in {name.strip().lower() for name in options.tools.split(",")}
+    return TodoConfig(register_tool=listed, activate_tool=listed)
 
 
 def _clear_delay(session: AgentSession) -> float:
@@ -56,29 +63,27 @@ def restore_from_branch(session: AgentSession, store: TodoStore) -> None:
     store.set(without_done(latest_todo_phases(entries)))
 
 
-def install(session: AgentSession, options: StartupOptions) -> None:
-    """Add the todo feature to ``session`` (tool, hooks, provider for ``get_state``)."""
+def install(session: AgentSession, config: TodoConfig) -> None:
+    """Add the todo feature to ``session`` (tool, hooks, the store ``get_state`` reads)."""
     store = TodoStore(
         clear_delay_s=lambda: _clear_delay(session),
         on_auto_clear=lambda: session.emit({"type": "todo_auto_clear"}),
     )
-    session.todo_provider = store
-    registered, active = _tool_selection(options)
-    if TOOL_NAME in session.tool_registry:
+    session.features.put(store)
+    if session.has_tool(TOOL_NAME):
         logger.warning("a tool named %s is already registered; the built-in one is not added", TOOL_NAME)
-    elif registered and session.settings.get_bool("todo.enabled", True):
+    elif config.register_tool and session.settings.get_bool("todo.enabled", True):
         tool = create_todo_write_tool(
             store, lambda: "session" if session.store.path is not None else "memory"
         )
-        session.tool_registry[tool.name] = tool
-        if active and tool.name not in session.active_tool_names:
-            session.active_tool_names.append(tool.name)
-        session.refresh_tools()
+        active = [*session.active_tool_names, tool.name] if config.activate_tool else None
+        session.update_tools(add=[tool], active=active)
 
-    reminders = TodoReminders(store)
-    session.hooks.post_run.append(reminders)
-    session.hooks.pre_prompt.append(reminders.reset)
-    session.hooks.before_user_message.append(eager_prelude(store))
+    reminders = TodoReminders(session, store)
+    session.features.put(reminders)
+    session.hooks.set_after_run("todo-reminders", reminders)
+    session.hooks.set_pre_prompt("todo-reminders", reminders.reset)
+    session.hooks.before_user_message.append(eager_prelude(session, store))
 
     def on_event(event: AgentEvent) -> None:
         if event.get("type") != "message_end":
@@ -87,16 +92,16 @@ def install(session: AgentSession, options: StartupOptions) -> None:
         if message.get("role") != "toolResult" or message.get("toolName") != TOOL_NAME:
             return
         if message.get("isError"):
-            session.hidden_next_turn.append(_error_reminder(message))
+            session.queue_hidden_next_turn(_error_reminder(message))
 
     session.subscribe(on_event)
 
-    def on_session_change(changed: AgentSession, reason: str) -> None:
+    def on_session_change(reason: str) -> None:
         if reason == "new":
             store.clear()
             reminders.count = 0
         else:
-            restore_from_branch(changed, store)
+            restore_from_branch(session, store)
 
     session.hooks.on_session_change.append(on_session_change)
     restore_from_branch(session, store)

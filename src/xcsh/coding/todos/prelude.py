@@ -39,25 +39,25 @@ def wants_prelude(session: AgentSession, store: TodoStore, text: str) -> bool:
         return False
     if not store.is_empty:
         return False
-    if any(m.get("role") == "user" for m in session.agent.messages):
+    if any(m.get("role") == "user" for m in session.messages):
         return False
     if text.rstrip().endswith(("?", "!")):
         return False
-    if has_small_profile(session.agent.model):
+    if has_small_profile(session.model):
         # a forced plan costs a small local model minutes and derails it (docs/local-model.md)
         return False
     # Registered is enough (it may be inactive, as with --no-tools); plan mode does not
     # exist here, and every provider we ship can force a named tool.
-    return TOOL_NAME in session.tool_registry
+    return session.has_tool(TOOL_NAME)
 
 
-def eager_prelude(store: TodoStore) -> PromptContributor:
+def eager_prelude(session: AgentSession, store: TodoStore) -> PromptContributor:
     """A ``before_user_message`` contributor that adds the prelude and forces ``todo_write``."""
 
-    def contribute(session: AgentSession, text: str) -> list[AgentMessage]:
+    def contribute(text: str) -> list[AgentMessage]:
         if not wants_prelude(session, store, text):
             return []
-        session.agent.next_tool_choice = TOOL_NAME
+        session.force_next_tool(TOOL_NAME)
         return [custom_message(PRELUDE_TYPE, PRELUDE_TEXT, display=False)]
 
     return contribute

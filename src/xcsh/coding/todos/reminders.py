@@ -45,11 +45,13 @@ class TodoReminders:
     resets it through a pre-prompt hook and on ``new_session``.
     """
 
-    def __init__(self, store: TodoStore) -> None:
+    def __init__(self, session: AgentSession, store: TodoStore) -> None:
+        self._session = session
         self.store = store
         self.count = 0
 
-    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
+    async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
+        session = self._session
         last = _last_assistant(added)
         if last is None or last.get("stopReason") in ("error", "aborted"):
             return None
@@ -79,12 +81,15 @@ class TodoReminders:
                 "maxAttempts": limit,
             }
         )
-        session.agent.messages.append(developer_message(reminder_text(open_by_phase, self.count, limit)))
+        # live context only: the reminder is neither persisted nor shown (§8.3)
+        session.append_message(
+            developer_message(reminder_text(open_by_phase, self.count, limit)), persist=False
+        )
         return RunAction("continue")
 
     def cancel(self) -> None:
         """Nothing is pending between runs: the reminder is decided synchronously."""
 
-    async def reset(self, session: AgentSession) -> None:
+    async def reset(self) -> None:
         """Pre-prompt hook: a new user prompt starts a fresh reminder budget."""
         self.count = 0

@@ -10,16 +10,18 @@ follow-up once the assistant message completes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import custom_message
 from xcsh.coding.ttsr.matcher import MatchContext, TtsrMatcher, path_candidates, should_interrupt
-from xcsh.coding.ttsr.rules import Rule, discover_rules
+from xcsh.coding.ttsr.rules import Rule
 
 if TYPE_CHECKING:
-    from xcsh.coding.factory import StartupOptions
+    from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 INJECTION_TYPE = "ttsr-injection"
@@ -118,7 +120,7 @@ class TtsrFeature:
             return
         self.interrupting = True
         self._target = (event.get("message") or {}).get("timestamp")
-        self.session.agent.abort("ttsr")
+        self.session.interrupt_run("ttsr")
         self.session.emit({"type": "ttsr_triggered", "rules": matches})
 
     def _message_end(self, message: AgentMessage) -> None:
@@ -133,7 +135,7 @@ class TtsrFeature:
         rules, self.pending = self.pending, []
         if message.get("stopReason") in ("aborted", "error"):
             return
-        self.session.agent.follow_up(injection_message(rules))
+        self.session.queue_follow_up(injection_message(rules))
 
     def _record(self, names: list[str]) -> None:
         names = list(dict.fromkeys(n.strip() for n in names if n.strip()))
@@ -142,31 +144,28 @@ class TtsrFeature:
             self.session.store.append_ttsr_injection(names)
 
     # ---- post-run ------------------------------------------------------------------------
-    async def after_run(self, session: AgentSession, added: list[AgentMessage]) -> RunAction | None:
+    async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
+        session = self.session
         if not self.interrupting:
             return None
         self.interrupting = False
         rules, self.pending = self.pending, []
-        index = self._target_index()
-        if index is None or not rules:
+        target = self._target_message()
+        if target is None or not rules:
             return None
-        messages = session.agent.messages
         if session.settings.get("ttsr.contextMode", "discard") == "discard":
-            del messages[index:]
-        message = injection_message(rules)
-        messages.append(message)
-        session.store.append_message(message)
+            session.truncate_context_at(target)
+        session.append_message(injection_message(rules))
         self._record([r["name"] for r in rules])
         return RunAction("continue")
 
-    def _target_index(self) -> int | None:
-        messages = self.session.agent.messages
-        for i in range(len(messages) - 1, -1, -1):
-            message = messages[i]
+    def _target_message(self) -> AgentMessage | None:
+        """The interrupted assistant message (the newest one with the recorded timestamp)."""
+        for message in reversed(self.session.messages):
             if message.get("role") == "assistant" and (
                 self._target is None or message.get("timestamp") == self._target
             ):
-                return i
+                return message
         return None
 
     def cancel(self) -> None:
@@ -179,21 +178,47 @@ class TtsrFeature:
         self.matcher.forget_injections()
         self.matcher.restore_injected(injected_names(list(self.session.store.entries)))
 
-    def on_session_change(self, session: AgentSession, reason: str) -> None:
+    def on_session_change(self, reason: str) -> None:
         self.cancel()
         self.restore()
 
 
-def install(session: AgentSession, options: StartupOptions) -> None:
-    """Load the rules and watch the session's streams (skipped by ``--no-rules`` or ``ttsr.enabled: false``)."""
+def discover_rules(cwd: Path, agent_dir: Path, home: Path | None = None) -> list[Rule]:
+    """Every rule the discovery finds for ``cwd`` (docs/context.md), first definition of a name winning.
+
+    Lives here, not in :mod:`.rules`, because the discovery itself builds rules with
+    :func:`.rules.build_rule` (no import cycle).
+    """
+    from xcsh.coding.discovery import LoadContext, discover
+    from xcsh.coding.paths import home_dir
+
+    found = discover(LoadContext.create(cwd, home if home is not None else home_dir(), agent_dir))
+    return cast(list[Rule], found.rules)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TtsrConfig:
+    """Where rules are discovered (the project and the agent dir)."""
+
+    cwd: Path
+    agent_dir: Path
+
+
+def configure(options: StartupOptions) -> TtsrConfig | None:
+    """Off with ``--no-rules``."""
+    return None if options.no_rules else TtsrConfig(cwd=options.cwd, agent_dir=options.agent_dir)
+
+
+def install(session: AgentSession, config: TtsrConfig) -> None:
+    """Load the rules and watch the session's streams (skipped with ``ttsr.enabled: false`` or no rules)."""
     settings = session.settings
-    if options.no_rules or not settings.get_bool("ttsr.enabled", True):
+    if not settings.get_bool("ttsr.enabled", True):
         return
     project = session.config.project
     rules = (
         cast(list[Rule], project.ttsr_rules)
         if project is not None
-        else discover_rules(options.cwd, options.agent_dir)
+        else discover_rules(config.cwd, config.agent_dir)
     )
     matcher = TtsrMatcher(
         rules,
@@ -204,6 +229,7 @@ def install(session: AgentSession, options: StartupOptions) -> None:
         return
     feature = TtsrFeature(session, matcher)
     feature.restore()
-    session.hooks.post_run.append(feature)
+    session.features.put(feature)
+    session.hooks.set_after_run("ttsr", feature)
     session.hooks.on_session_change.append(feature.on_session_change)
-    session.agent.subscribe(feature.on_agent_event)
+    session.subscribe_after(feature.on_agent_event)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict
 
 from xcsh.coding.discovery.frontmatter import parse_front_matter
 
-__all__ = ["Rule", "RuleSource", "build_rule", "discover_rules", "parse_front_matter"]
+__all__ = ["Rule", "RuleSource", "build_rule", "parse_front_matter"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,12 +139,3 @@ def build_rule(name: str, text: str, path: Path, source: RuleSource) -> Rule:
         rule["interruptMode"] = front["interruptMode"]
     rule["_source"] = source
     return rule  # type: ignore[return-value]  # built key by key in the wire order
-
-
-def discover_rules(cwd: Path, agent_dir: Path, home: Path | None = None) -> list[Rule]:
-    """Every rule the discovery finds for ``cwd`` (docs/context.md), first definition of a name winning."""
-    from xcsh.coding.discovery import LoadContext, discover
-    from xcsh.coding.paths import home_dir
-
-    found = discover(LoadContext.create(cwd, home if home is not None else home_dir(), agent_dir))
-    return cast(list[Rule], found.rules)

@@ -171,7 +171,7 @@ class XcshAcpAgent:
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         live = self._open(cwd, session_id)
         assert self.client is not None
-        for update in from_history(live.session.messages):
+        for update in from_history(list(live.session.messages)):
             await self.client.session_update(session_id=live.session_id, update=update)
         self._announce_commands(live)
         return LoadSessionResponse()

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
 
 
-def install(server: RpcServer) -> None:
+def wire(server: RpcServer) -> None:
     """Let the session's approval gate (if approvals are on) ask the host."""
     gate = approval_gate_for(server.session)
     if gate is not None:

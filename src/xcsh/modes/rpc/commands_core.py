@@ -1,21 +1,22 @@
-"""Handlers for prompting, state, models, thinking and queue modes (rpc-protocol §5.1–§5.5)."""
+"""Handlers for prompting, state, models, thinking and queue modes (rpc-protocol §5.1–§5.5).
+
+Each handler is a thin adapter: read the command's fields, call one session operation,
+shape the response (:mod:`xcsh.modes.rpc.shapes`). Rules live in the session core.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from xcsh.agent.queue import normalize_queue_mode
-from xcsh.ai.thinking import next_level, parse_level
-from xcsh.ai.types import THINKING_LEVELS, Model
+from xcsh.ai.types import THINKING_LEVELS
+from xcsh.coding.compaction.compactor import set_auto_compaction as set_auto_compaction_setting
 from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
-from xcsh.coding.session import model_ref
 from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
-from xcsh.modes.rpc.updates import EncodedOnce
+from xcsh.modes.rpc.shapes import cycle_payload, state_payload
 
 if TYPE_CHECKING:
-    from xcsh.coding.session import AgentSession
     from xcsh.modes.rpc.server import Handler, RpcServer
 
 from xcsh.modes.rpc.server import HANDLED, NO_DATA
@@ -85,101 +86,22 @@ async def abort_and_prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
     return HANDLED
 
 
-_system_prompt = EncodedOnce()
-_dump_tools = EncodedOnce()
-
-
 async def get_state(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    data = server.session.state()
-    # the large, rarely changing parts are encoded once (see EncodedOnce)
-    if "systemPrompt" in data:
-        data["systemPrompt"] = _system_prompt(data["systemPrompt"])
-    if "dumpTools" in data:
-        data["dumpTools"] = _dump_tools(data["dumpTools"])
+    data = state_payload(server.session)
     data["messageUpdates"] = server.message_updates
     return data
 
 
 async def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return {"messages": server.session.messages}
+    return {"messages": list(server.session.messages)}
 
 
 async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    provider = req_str(cmd, "provider")
-    model_id = req_str(cmd, "modelId")
-    session = server.session
-    model = next(
-        (m for m in session.registry.available_models() if m["provider"] == provider and m["id"] == model_id),
-        None,
-    )
-    if model is None:
-        raise CommandError(f"Model not found: {provider}/{model_id}")
-    session.switch_model(model)
-    _remember_default(session, model)
-    return public_model(model)
-
-
-def _remember_default(session: AgentSession, model: Model) -> None:
-    """Record ``model`` as the default model of later processes (setting ``modelRoles.default``).
-
-    An explicit ``:level`` of the previous value is kept, as the reference does.
-    """
-    value = model_ref(model)
-    previous = session.settings.get("modelRoles.default")
-    if isinstance(previous, str):
-        _, colon, suffix = previous.rpartition(":")
-        if colon and parse_level(suffix) is not None:
-            value = f"{value}:{suffix}"
-    session.settings.set("modelRoles.default", value)
+    return public_model(server.session.set_model(req_str(cmd, "provider"), req_str(cmd, "modelId")))
 
 
 async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    session = server.session
-    scoped = [
-        (m, level)
-        for m, level in session.config.scoped_models
-        if session.registry.api_key_for(m["provider"]) or session.registry.is_keyless(m["provider"])
-    ]
-    current = session.model
-    if scoped:
-        if len(scoped) < 2:
-            return None
-        index = next(
-            (
-                i
-                for i, (m, _) in enumerate(scoped)
-                if m["provider"] == current["provider"] and m["id"] == current["id"]
-            ),
-            0,
-        )
-        model, level = scoped[(index + 1) % len(scoped)]
-        # the scoped model's own level, applied as is: unset stays unset (omitted below)
-        session.switch_model(model, level)
-        _remember_default(session, model)
-        data: dict[str, Any] = {"model": public_model(model)}
-        if session.thinking_level is not None:
-            data["thinkingLevel"] = session.thinking_level
-        data["isScoped"] = True
-        return data
-    models = session.registry.available_models()
-    if len(models) < 2:
-        return None
-    index = next(
-        (
-            i
-            for i, m in enumerate(models)
-            if m["provider"] == current["provider"] and m["id"] == current["id"]
-        ),
-        0,
-    )
-    model = models[(index + 1) % len(models)]
-    session.switch_model(model)
-    _remember_default(session, model)
-    data = {"model": public_model(model)}
-    if session.thinking_level is not None:
-        data["thinkingLevel"] = session.thinking_level
-    data["isScoped"] = False
-    return data
+    return cycle_payload(server.session.cycle_model())
 
 
 async def get_available_models(server: RpcServer, cmd: dict[str, Any]) -> Any:
@@ -195,41 +117,27 @@ async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    session = server.session
-    level = next_level(session.model, session.thinking_level)
-    if level is None:
-        return None
-    session.apply_thinking_level(level)
-    return {"level": session.thinking_level or "off"}
+    level = server.session.cycle_thinking_level()
+    return None if level is None else {"level": level}
 
 
 async def set_steering_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    mode = cmd.get("mode")
-    server.session.agent.steering.mode = normalize_queue_mode(mode)
-    server.session.settings.set("steeringMode", mode)
+    server.session.set_steering_mode(cmd.get("mode"))
     return NO_DATA
 
 
 async def set_follow_up_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    mode = cmd.get("mode")
-    server.session.agent.follow_ups.mode = normalize_queue_mode(mode)
-    server.session.settings.set("followUpMode", mode)
+    server.session.set_follow_up_mode(cmd.get("mode"))
     return NO_DATA
 
 
 async def set_interrupt_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    mode = cmd.get("mode")
-    server.session.agent.interrupt_mode = "wait" if mode == "wait" else "immediate"
-    server.session.settings.set("interruptMode", mode)
+    server.session.set_interrupt_mode(cmd.get("mode"))
     return NO_DATA
 
 
 async def set_auto_compaction(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    enabled = req_bool(cmd, "enabled")
-    settings = server.session.settings
-    settings.set("compaction.enabled", enabled)
-    if enabled and settings.get("compaction.strategy") == "off":
-        settings.set("compaction.strategy", "context-full")
+    set_auto_compaction_setting(server.session.settings, req_bool(cmd, "enabled"))
     return NO_DATA
 
 

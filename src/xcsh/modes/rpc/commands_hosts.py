@@ -51,8 +51,3 @@ HANDLERS: dict[str, Handler] = {
     "get_tools": get_tools,
     "set_active_tools": set_active_tools,
 }
-
-
-def install(server: RpcServer) -> None:
-    """Register these handlers on ``server``."""
-    server.handlers.update(HANDLERS)

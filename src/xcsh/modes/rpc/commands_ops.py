@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.compaction.compactor import compactor_for, install_compaction
+from xcsh.coding.compaction.compactor import CompactionConfig, compactor_for
+from xcsh.coding.compaction.compactor import install as install_compaction
 from xcsh.coding.retry import retry_handler_for
 from xcsh.coding.user_bash import abort_user_bash, run_user_bash
 from xcsh.modes.rpc.fields import opt_str, req_str
@@ -25,7 +26,7 @@ async def compact(server: RpcServer, cmd: dict[str, Any]) -> Any:
     instructions = opt_str(cmd, "customInstructions")
     session = server.session
     await session.abort()
-    compactor = compactor_for(session) or install_compaction(session)
+    compactor = compactor_for(session) or install_compaction(session, CompactionConfig())
     return await compactor.compact(instructions or None)
 
 
@@ -51,8 +52,3 @@ HANDLERS: dict[str, Handler] = {
     "bash": bash,
     "abort_bash": abort_bash,
 }
-
-
-def install(server: RpcServer) -> None:
-    """Register these handlers on ``server``."""
-    server.handlers.update(HANDLERS)

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding import session_ops
 from xcsh.coding.sessions.context import last_assistant_text, session_stats
 from xcsh.modes.rpc.fields import opt_str, req_str
 from xcsh.modes.rpc.server import NO_DATA
@@ -16,28 +15,31 @@ if TYPE_CHECKING:
 
 
 async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return await session_ops.new_session(server.session, opt_str(cmd, "parentSession"))
+    done = await server.session.new_session(opt_str(cmd, "parentSession"))
+    return {"cancelled": not done}
 
 
 async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return await session_ops.switch_session(server.session, req_str(cmd, "sessionPath"))
+    done = await server.session.switch_session(req_str(cmd, "sessionPath"))
+    return {"cancelled": not done}
 
 
 async def branch(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return await session_ops.branch(server.session, req_str(cmd, "entryId"))
+    text, cancelled = await server.session.branch(req_str(cmd, "entryId"))
+    return {"text": text, "cancelled": cancelled}
 
 
 async def get_branch_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return {"messages": session_ops.branch_messages(server.session)}
+    return {"messages": [{"entryId": i, "text": t} for i, t in server.session.branch_messages()]}
 
 
 async def get_last_assistant_text(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    text = last_assistant_text(server.session.messages)
+    text = last_assistant_text(list(server.session.messages))
     return {} if text is None else {"text": text}
 
 
 async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    session_ops.set_session_name(server.session, req_str(cmd, "name"))
+    server.session.set_session_name(req_str(cmd, "name"))
     return NO_DATA
 
 
@@ -45,7 +47,7 @@ async def get_session_stats(server: RpcServer, cmd: dict[str, Any]) -> Any:
     session = server.session
     path = session.store.path
     return session_stats(
-        session.messages, session_id=session.store.session_id, session_file=str(path) if path else None
+        list(session.messages), session_id=session.store.session_id, session_file=str(path) if path else None
     )
 
 

@@ -13,7 +13,7 @@ from xcsh.coding.todos import todos_of
 from xcsh.modes.rpc.fields import req_list
 
 if TYPE_CHECKING:
-    from xcsh.modes.rpc.server import RpcServer
+    from xcsh.modes.rpc.server import Handler, RpcServer
 
 
 async def set_todos(server: RpcServer, cmd: dict[str, Any]) -> Any:
@@ -24,16 +24,27 @@ async def set_todos(server: RpcServer, cmd: dict[str, Any]) -> Any:
     return {"todoPhases": store.set(phases)}
 
 
-def install(server: RpcServer) -> None:
-    """Register the two commands and route host-tool frames and stdin EOF to a new bridge."""
-    bridge = HostToolBridge(server.session, server.write)
+def _bridge(server: RpcServer) -> HostToolBridge:
+    bridge = server.session.features.get(HostToolBridge)
+    if bridge is None:
+        raise RuntimeError("host tools are not available in this session")
+    return bridge
 
-    async def set_host_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
-        definitions = normalize_definitions(req_list(cmd, "tools"))
-        return {"toolNames": bridge.set_tools(definitions)}
 
-    server.handlers["set_todos"] = set_todos
-    server.handlers["set_host_tools"] = set_host_tools
+async def set_host_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    definitions = normalize_definitions(req_list(cmd, "tools"))
+    return {"toolNames": _bridge(server).set_tools(definitions)}
+
+
+HANDLERS: dict[str, Handler] = {"set_todos": set_todos, "set_host_tools": set_host_tools}
+
+
+def wire(server: RpcServer) -> None:
+    """Connect the session's host-tool bridge to the server: outbound frames, results, updates, EOF."""
+    bridge = server.session.features.get(HostToolBridge)
+    if bridge is None:
+        return
+    bridge.connect(server.write)
     server.on_host_tool_result = bridge.handle_result
     server.on_host_tool_update = bridge.handle_update
     server.on_eof.append(lambda: bridge.reject_all(DISCONNECTED_TEXT))

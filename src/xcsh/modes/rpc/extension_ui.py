@@ -187,7 +187,7 @@ def bridge_for(server: RpcServer) -> UiBridge:
     return bridge
 
 
-def install(server: RpcServer) -> None:
+def wire(server: RpcServer) -> None:
     """Give the session's extensions the RPC UI, error frames, ``session_start`` and shutdown."""
     runner = runner_for(server.session)
     if runner is None:

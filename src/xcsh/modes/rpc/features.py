@@ -1,30 +1,47 @@
-"""RPC-side feature wiring: extra command handlers and server hooks, one line per feature."""
+"""RPC-side feature wiring, in one place: the command tables and the per-feature server hooks.
+
+A feature that needs RPC commands adds its ``HANDLERS`` table to :data:`COMMAND_TABLES`
+order; one that needs frames or EOF callbacks adds a ``wire(server)`` function to
+:func:`wirings`. Handlers stay thin: parse fields, call one session operation, shape
+the answer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from xcsh.modes.rpc import (
+    approvals,
+    commands_core,
+    commands_hosts,
+    commands_ops,
+    commands_session,
+    commands_todos_hosts,
+    extension_ui,
+    warm,
+)
+
 if TYPE_CHECKING:
-    from xcsh.modes.rpc.server import RpcServer
+    from xcsh.modes.rpc.server import Handler, RpcServer
+
+COMMAND_TABLES: tuple[dict[str, Handler], ...] = (
+    commands_core.HANDLERS,
+    commands_session.HANDLERS,
+    commands_todos_hosts.HANDLERS,
+    commands_ops.HANDLERS,
+    commands_hosts.HANDLERS,
+)
+
+
+def wirings() -> list[Callable[[RpcServer], None]]:
+    """Server hooks of the features (host tools, the extension UI, approvals, SDK warm-up), in order."""
+    return [commands_todos_hosts.wire, extension_ui.wire, approvals.wire, warm.wire]
 
 
 def install(server: RpcServer) -> None:
-    """Add every feature's command handlers and frame hooks to ``server``."""
-    from xcsh.modes.rpc.commands_todos_hosts import install as install_todos_hosts
-
-    install_todos_hosts(server)
-    from xcsh.modes.rpc.commands_ops import install as install_ops
-
-    install_ops(server)
-    from xcsh.modes.rpc.extension_ui import install as install_extension_ui
-
-    install_extension_ui(server)
-    from xcsh.modes.rpc.approvals import install as install_approvals
-
-    install_approvals(server)
-    from xcsh.modes.rpc.commands_hosts import install as install_hosts
-
-    install_hosts(server)
-    from xcsh.modes.rpc.warm import install as install_warm
-
-    install_warm(server)
+    """Register every command handler and feature hook on ``server``."""
+    for table in COMMAND_TABLES:
+        server.handlers.update(table)
+    for wire in wirings():
+        wire(server)

@@ -9,17 +9,13 @@ import sys
 from collections.abc import Callable
 
 from xcsh.coding.session import AgentSession
-from xcsh.modes.rpc.commands_core import HANDLERS as CORE_HANDLERS
-from xcsh.modes.rpc.server import FrameSink, Handler, RpcServer
+from xcsh.modes.rpc import features
+from xcsh.modes.rpc.server import FrameSink, RpcServer
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
 from xcsh.modes.rpc.updates import MessageUpdates
 from xcsh.modes.signals import install_stop_handlers
 
 logger = logging.getLogger(__name__)
-
-# Feature modules add their command handlers and server wiring here.
-EXTRA_HANDLERS: dict[str, Handler] = {}
-SERVER_INSTALLERS: list[Callable[[RpcServer], None]] = []
 
 
 def build_server(
@@ -35,16 +31,7 @@ def build_server(
     through this one server; they differ only in where frames come from and go to.
     """
     server = RpcServer(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
-    server.handlers.update(CORE_HANDLERS)
-    from xcsh.modes.rpc.commands_session import HANDLERS as SESSION_HANDLERS
-
-    server.handlers.update(SESSION_HANDLERS)
-    server.handlers.update(EXTRA_HANDLERS)
-    from xcsh.modes.rpc import features
-
     features.install(server)
-    for install in SERVER_INSTALLERS:
-        install(server)
     if protocol_fixes:
         from xcsh.modes.rpc.settle import install as install_settle
 

@@ -53,8 +53,8 @@ class Settler:
 
     # ---- tracking --------------------------------------------------------------------
     def _queued(self) -> list[AgentMessage]:
-        agent = self.server.session.agent
-        return [*agent.steering.peek_all(), *agent.follow_ups.peek_all()]
+        steering, follow_ups = self.server.session.queued_messages()
+        return [*steering, *follow_ups]
 
     def _last_queued(self) -> AgentMessage | None:
         queued = self._queued()

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
 
 
-def install(server: RpcServer) -> None:
+def wire(server: RpcServer) -> None:
     if os.environ.get("XCSH_WARM", "1") == "0":
         return
 

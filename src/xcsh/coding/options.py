@@ -1,0 +1,102 @@
+"""Start-up options: what the CLI (or an embedding host) asks of a new session.
+
+Only :mod:`xcsh.coding.factory` and the features' ``configure`` functions read these;
+each feature receives its own small config object built from them (see
+:mod:`xcsh.coding.features`). Also the tool-selection rules shared by the factory and
+the features that register tools.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from xcsh.coding.tools import EDIT_MODES, ENABLING_SETTINGS, ToolOptions
+
+if TYPE_CHECKING:
+    from xcsh.coding.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, kw_only=True)
+class StartupOptions:
+    cwd: Path
+    agent_dir: Path
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    provider: str | None = None
+    model: str | None = None
+    models: str | None = None
+    thinking: str | None = None
+    api_key: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    tools: str | None = None
+    no_tools: bool = False
+    no_session: bool = False
+    session_dir: Path | None = None
+    session: str | None = None
+    continue_session: bool = False
+    fork: str | None = None
+    rpc_mode: bool = False
+    extensions: list[str] = field(default_factory=list)
+    no_extensions: bool = False
+    no_rules: bool = False
+    no_skills: bool = False
+    skills: list[str] | None = None
+    """Glob patterns: only skills whose names match one are loaded (None: all)."""
+    model_roles: dict[str, str] = field(default_factory=dict)
+    """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
+    # tool approvals (coding/approvals.py): comma list of tools, "*" for all; None = settings
+    approve: str | None = None
+    # RPC mode without the eager todo prelude and reminders (flag --no-todo-defaults)
+    no_todo_defaults: bool = False
+    trust: bool = False
+    """``--trust``: record the project directory as trusted (its code as it is now) and run it."""
+    project_trusted: bool | None = None
+    """Set by :func:`create_session`: whether the project's own code may run (coding/trust.py)."""
+
+
+def tool_enabled(settings: Settings, name: str) -> bool:
+    """The tool's enabling setting (``calc.enabled`` …), true when absent, as in the reference."""
+    key = ENABLING_SETTINGS.get(name)
+    return key is None or settings.get_bool(key, True)
+
+
+class ToolChoice(Protocol):
+    """The ``--tools`` / ``--no-tools`` choice (StartupOptions or a feature's config)."""
+
+    @property
+    def tools(self) -> str | None: ...
+
+    @property
+    def no_tools(self) -> bool: ...
+
+
+def tool_selection(options: ToolChoice, settings: Settings, name: str) -> tuple[bool, bool]:
+    """(registered, active) for a default-on feature tool under ``--tools`` / ``--no-tools``."""
+    if not tool_enabled(settings, name):
+        return False, False
+    if options.tools is None:
+        return True, not options.no_tools
+    listed = name in {n.strip().lower() for n in options.tools.split(",")}
+    return listed, listed
+
+
+def tool_options(settings: Settings) -> ToolOptions:
+    """The built-in tools' options from settings; an unknown ``edit.mode`` falls back to hashline."""
+    mode = str(settings.get("edit.mode", "hashline")).strip().lower()
+    if mode not in EDIT_MODES:
+        logger.warning(
+            "edit.mode %r is not supported (known: %s); using hashline", mode, ", ".join(EDIT_MODES)
+        )
+        mode = "hashline"
+    return ToolOptions(
+        edit_mode=mode,
+        read_hash_lines=settings.get_bool("readHashLines", True),
+        read_line_numbers=settings.get_bool("readLineNumbers", False),
+    )

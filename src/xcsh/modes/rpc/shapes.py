@@ -1,0 +1,61 @@
+"""Wire payloads built from the session's typed state (rpc-protocol field names live here).
+
+The session core returns typed values (:class:`~xcsh.coding.session.SessionSnapshot`,
+:class:`~xcsh.coding.model_choice.ModelCycle` …); this module shapes them into the
+``data`` of responses, so the core knows nothing of the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xcsh.coding.compaction.compactor import auto_compaction_enabled
+from xcsh.coding.model_choice import ModelCycle
+from xcsh.coding.secrets import public_model
+from xcsh.coding.session import AgentSession
+from xcsh.coding.todos import todos_of
+from xcsh.modes.rpc.updates import EncodedOnce
+
+# the large, rarely changing parts of get_state are encoded once (see EncodedOnce)
+_system_prompt = EncodedOnce()
+_dump_tools = EncodedOnce()
+
+
+def state_payload(session: AgentSession) -> dict[str, Any]:
+    """The ``get_state`` payload."""
+    snap = session.snapshot()
+    data: dict[str, Any] = {
+        "model": public_model(snap.model),
+        "thinkingLevel": snap.thinking_level or "off",
+        "isStreaming": snap.is_streaming,
+        "isCompacting": snap.is_compacting,
+        "steeringMode": snap.steering_mode,
+        "followUpMode": snap.follow_up_mode,
+        "interruptMode": snap.interrupt_mode,
+    }
+    if snap.session_file is not None:
+        data["sessionFile"] = snap.session_file
+    data["sessionId"] = snap.session_id
+    if snap.session_name:
+        data["sessionName"] = snap.session_name
+    data["autoCompactionEnabled"] = bool(auto_compaction_enabled(session.settings))
+    data["messageCount"] = snap.message_count
+    data["queuedMessageCount"] = snap.queued_count
+    todos = todos_of(session)
+    data["todoPhases"] = todos.phases if todos is not None else []
+    data["systemPrompt"] = _system_prompt(snap.system_prompt)
+    data["dumpTools"] = _dump_tools(
+        [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in snap.tools]
+    )
+    return data
+
+
+def cycle_payload(cycle: ModelCycle | None) -> dict[str, Any] | None:
+    """The ``cycle_model`` payload: an unset level is omitted; None when there was nothing to cycle to."""
+    if cycle is None:
+        return None
+    data: dict[str, Any] = {"model": public_model(cycle.model)}
+    if cycle.thinking_level is not None:
+        data["thinkingLevel"] = cycle.thinking_level
+    data["isScoped"] = cycle.is_scoped
+    return data
