@@ -104,7 +104,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
             ctx = _tool_context(hooks, signal, added)
             if assistant["stopReason"] in ("error", "aborted"):
                 failed = synthesize_failed_results(ctx, assistant)
-                emit({"type": "turn_end", "message": assistant, "toolResults": failed})
+                emit({"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": failed})
                 emit({"type": "agent_end", "messages": added})
                 return added
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
@@ -113,7 +113,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
             steering: list[AgentMessage] = []
             if calls:
                 results, steering = await execute_tool_calls(calls, ctx)
-            emit({"type": "turn_end", "message": assistant, "toolResults": results})
+            emit({"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": results})
             pending = steering or hooks.dequeue_steering()
             if not (calls or pending or recovered) and failed and assistant["stopReason"] == "stop":
                 nudge = hooks.recovery_message(hooks.get_model(), failed) if hooks.recovery_message else None
@@ -169,22 +169,29 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
         if kind == "start":
             partial = cast(Any, event)["partial"]
             started = True
-            hooks.emit({"type": "message_start", "message": partial})
+            hooks.emit({"type": "message_start", "message": cast(AgentMessage, partial)})
         elif kind in ("done", "error"):
             continue
         else:
             seen = cast(Any, event)["partial"]
-            hooks.emit({"type": "message_update", "assistantMessageEvent": event, "message": seen})
+            hooks.emit(
+                {
+                    "type": "message_update",
+                    "assistantMessageEvent": event,
+                    "message": cast(AgentMessage, seen),
+                }
+            )
         if signal.aborted:
             break  # abandoned at the next event, even if the provider already buffered more
     final = await stream.result()
     if signal.aborted and final["stopReason"] not in ("aborted", "error"):
         final = _aborted_copy(seen or partial or final)
     # a response joins the live context when it ends, as every other message does
-    hooks.messages.append(cast(AgentMessage, final))
+    message = cast(AgentMessage, final)
+    hooks.messages.append(message)
     if not started:
-        hooks.emit({"type": "message_start", "message": final})
-    hooks.emit({"type": "message_end", "message": final})
+        hooks.emit({"type": "message_start", "message": message})
+    hooks.emit({"type": "message_end", "message": message})
     return final
 
 

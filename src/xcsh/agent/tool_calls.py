@@ -13,9 +13,16 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool, AgentToolResult
+from xcsh.agent.types import (
+    AgentEvent,
+    AgentMessage,
+    AgentTool,
+    AgentToolResult,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+)
 from xcsh.agent.validation import ArgumentValidationError, validate_arguments
 from xcsh.ai.abort import AbortController, AbortSignal, linked_controller
 from xcsh.ai.types import AssistantMessage, ToolCall, ToolResultMessage
@@ -75,7 +82,7 @@ def emit_result(
     ctx: ToolRunContext, call: ToolCall, result: AgentToolResult, is_error: bool, *, is_warning: bool | None
 ) -> ToolResultMessage:
     """Emit ``tool_execution_end`` and the toolResult message events; return the message."""
-    end: AgentEvent = {
+    end: ToolExecutionEndEvent = {
         "type": "tool_execution_end",
         "toolCallId": call["id"],
         "toolName": call["name"],
@@ -87,13 +94,14 @@ def emit_result(
     ctx.emit(end)
     message = _result_message(call, result, is_error, is_warning)
     ctx.on_result(message)
-    ctx.emit({"type": "message_start", "message": message})
-    ctx.emit({"type": "message_end", "message": message})
+    shown = cast(AgentMessage, message)
+    ctx.emit({"type": "message_start", "message": shown})
+    ctx.emit({"type": "message_end", "message": shown})
     return message
 
 
 def emit_start(ctx: ToolRunContext, call: ToolCall, args: dict[str, Any], intent: str | None) -> None:
-    start: AgentEvent = {
+    start: ToolExecutionStartEvent = {
         "type": "tool_execution_start",
         "toolCallId": call["id"],
         "toolName": call["name"],

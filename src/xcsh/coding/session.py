@@ -32,6 +32,7 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.thinking import next_level, resolve_level
 from xcsh.ai.types import Model, ThinkingLevel, ToolCall
 from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError, no_api_key_text
+from xcsh.coding.events import SessionEvent
 from xcsh.coding.file_mentions import build_file_mention
 from xcsh.coding.hooks import FeatureState, RunAction, SessionHooks, SlashCommand
 from xcsh.coding.messages import convert_to_llm, user_message
@@ -136,7 +137,7 @@ class AgentSession:
             recovery_message=recovery_message,
         )
         self._agent.subscribe(self._on_agent_event)
-        self._listeners: list[Callable[[AgentEvent], None]] = []
+        self._listeners: list[Callable[[SessionEvent], None]] = []
         self._busy = False
         # the host's run has not reached its agent_end yet (a second prompt is refused);
         # after it, runs the agent starts by itself never make a prompt fail (rpc-protocol §5.1)
@@ -276,7 +277,7 @@ class AgentSession:
         )
 
     # ---- events ----------------------------------------------------------------------
-    def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
+    def subscribe(self, listener: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Receive every event (agent and session events), after it has been persisted."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
@@ -289,7 +290,7 @@ class AgentSession:
         """
         return self._agent.subscribe(listener)
 
-    def emit(self, event: AgentEvent) -> None:
+    def emit(self, event: SessionEvent) -> None:
         """Send a session event (``auto_retry_start`` …) to every subscriber."""
         for listener in list(self._listeners):
             listener(event)

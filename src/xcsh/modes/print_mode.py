@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from xcsh.coding.events import SessionEvent
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.progress import ProgressPrinter, progress_wanted
@@ -46,7 +47,7 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
         out.write(encode_frame(dict(session.store.header)))
         out.flush()
 
-        def write(event: dict[str, Any]) -> None:
+        def write(event: SessionEvent) -> None:
             out.write(encode_frame(event))
             out.flush()
 

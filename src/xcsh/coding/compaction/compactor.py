@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.abort import AbortController
@@ -192,25 +192,34 @@ class Compactor:
         return result
 
     # ---- automatic compaction -----------------------------------------------------------
-    async def _auto(self, reason: str, *, will_retry: bool) -> CompactionResult | None:
+    async def _auto(
+        self, reason: Literal["threshold", "overflow"], *, will_retry: bool
+    ) -> CompactionResult | None:
         """Compact with ``auto_compaction_*`` events; the result, or None when it did not happen."""
         session = self._session
         action = "context-full"
         session.emit({"type": "auto_compaction_start", "reason": reason, "action": action})
-        end: dict[str, Any] = {"type": "auto_compaction_end", "action": action}
+        end: Literal["auto_compaction_end"] = "auto_compaction_end"
         try:
             result = await self.compact()
         except CompactionCancelledError:
-            session.emit({**end, "aborted": True, "willRetry": False})
+            session.emit({"type": end, "action": action, "aborted": True, "willRetry": False})
             return None
         except _SKIPPED:
-            session.emit({**end, "aborted": False, "willRetry": False, "skipped": True})
+            session.emit(
+                {"type": end, "action": action, "aborted": False, "willRetry": False, "skipped": True}
+            )
             return None
         except (CompactionError, SessionError) as exc:  # SessionError: the entry could not be written
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
-            session.emit({**end, "aborted": False, "willRetry": False, "errorMessage": f"{prefix}: {exc}"})
+            message = f"{prefix}: {exc}"
+            session.emit(
+                {"type": end, "action": action, "aborted": False, "willRetry": False, "errorMessage": message}
+            )
             return None
-        session.emit({**end, "result": result, "aborted": False, "willRetry": will_retry})
+        session.emit(
+            {"type": end, "action": action, "result": result, "aborted": False, "willRetry": will_retry}
+        )
         return result
 
     def _overflowed(self, message: AgentMessage) -> bool:

@@ -22,6 +22,7 @@ from xcsh.agent.types import AgentMessage, AgentTool, AgentToolResult, ToolUpdat
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.types import ToolCall
 from xcsh.coding.errors import CommandError
+from xcsh.coding.events import SessionEvent
 from xcsh.coding.extensions.api import (
     CommandSpec,
     Extension,
@@ -245,9 +246,9 @@ class ExtensionRunner:
         """Wait until every posted event has been handled."""
         await self._queue.join()
 
-    def on_session_event(self, event: dict[str, Any]) -> None:
-        """Session listener: forward every event that some extension handles."""
-        self.post(event)
+    def on_session_event(self, event: SessionEvent) -> None:
+        """Session listener: forward every event that some extension handles (handlers get plain dicts)."""
+        self.post(cast(dict[str, Any], event))
 
     # ---- tool interception -------------------------------------------------------------
     async def before_tool_call(self, call: ToolCall, args: dict[str, Any]) -> str | None:

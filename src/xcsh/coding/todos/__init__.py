@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from xcsh.agent.types import AgentEvent
+from xcsh.coding.events import SessionEvent
 from xcsh.coding.messages import custom_message
 from xcsh.coding.todos.prelude import eager_prelude
 from xcsh.coding.todos.reminders import TodoReminders
@@ -85,10 +85,10 @@ def install(session: AgentSession, config: TodoConfig) -> None:
     session.hooks.set_pre_prompt("todo-reminders", reminders.reset)
     session.hooks.before_user_message.append(eager_prelude(session, store))
 
-    def on_event(event: AgentEvent) -> None:
-        if event.get("type") != "message_end":
+    def on_event(event: SessionEvent) -> None:
+        if event["type"] != "message_end":
             return
-        message = event.get("message") or {}
+        message = event["message"]
         if message.get("role") != "toolResult" or message.get("toolName") != TOOL_NAME:
             return
         if message.get("isError"):

@@ -10,11 +10,12 @@ follow-up once the assistant message completes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from xcsh.agent.types import AgentEvent, AgentMessage
+from xcsh.agent.types import AgentEvent, AgentMessage, MessageUpdateEvent
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import custom_message
 from xcsh.coding.ttsr.matcher import MatchContext, TtsrMatcher, path_candidates, should_interrupt
@@ -73,17 +74,17 @@ class TtsrFeature:
     # ---- stream watching -------------------------------------------------------------
     def on_agent_event(self, event: AgentEvent) -> None:
         """Agent listener (runs after the session has forwarded the event to hosts)."""
-        kind = event["type"]
-        if kind == "turn_start":
+        if event["type"] == "turn_start":
             self.matcher.reset_buffers()
-        elif kind == "turn_end":
+        elif event["type"] == "turn_end":
             self.matcher.count_turn()
-        elif kind == "message_update" and not self.interrupting:
-            self._check(event)
-        elif kind == "message_end":
+        elif event["type"] == "message_update":
+            if not self.interrupting:
+                self._check(event)
+        elif event["type"] == "message_end":
             self._message_end(event["message"])
 
-    def _context(self, update: dict[str, Any], message: AgentMessage) -> MatchContext | None:
+    def _context(self, update: Mapping[str, Any], message: AgentMessage) -> MatchContext | None:
         kind = update.get("type")
         if kind == "text_delta":
             return MatchContext(source="text")
@@ -105,9 +106,9 @@ class TtsrFeature:
             file_paths=path_candidates(block.get("arguments"), str(self.session.cwd)),
         )
 
-    def _check(self, event: AgentEvent) -> None:
-        update = event.get("assistantMessageEvent") or {}
-        context = self._context(update, event.get("message") or {})
+    def _check(self, event: MessageUpdateEvent) -> None:
+        update = event["assistantMessageEvent"]
+        context = self._context(update, event["message"])
         if context is None:
             return
         matches = self.matcher.check(str(update.get("delta", "")), context)
@@ -119,7 +120,7 @@ class TtsrFeature:
         if not should_interrupt(matches, context.source, mode):
             return
         self.interrupting = True
-        self._target = (event.get("message") or {}).get("timestamp")
+        self._target = event["message"].get("timestamp")
         self.session.interrupt_run("ttsr")
         self.session.emit({"type": "ttsr_triggered", "rules": matches})
 
