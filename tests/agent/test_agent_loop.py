@@ -1,0 +1,203 @@
+"""The agent loop in-process (fake LLM on loopback, real tools): concurrency, steering, abort, queues."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from agent.test_agent_failures import fake_model, user
+from conftest import user_texts
+from xcsh.agent.agent import Agent
+from xcsh.agent.tool_calls import SKIPPED_TEXT
+from xcsh.agent.types import AgentEvent, AgentTool, AgentToolResult, ToolExecutor
+from xcsh.ai.abort import AbortSignal
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def ok(text: str) -> AgentToolResult:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def tool(
+    name: str, execute: ToolExecutor, concurrency: Literal["shared", "exclusive"] = "shared"
+) -> AgentTool:
+    return AgentTool(name=name, description=name, parameters=SCHEMA, execute=execute, concurrency=concurrency)
+
+
+def agent_for(fake: FakeLLM, tools: list[AgentTool], **options: Any) -> tuple[Agent, list[AgentEvent]]:
+    agent = Agent(model=fake_model(fake), tools=tools, get_api_key=lambda provider: "test-key", **options)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    return agent, events
+
+
+def results(events: list[AgentEvent]) -> dict[str, tuple[str, bool]]:
+    """toolCallId → (result text, isError) from the ``tool_execution_end`` events."""
+    return {
+        e["toolCallId"]: (e["result"]["content"][0]["text"], e["isError"])
+        for e in events
+        if e["type"] == "tool_execution_end"
+    }
+
+
+async def test_shared_tool_calls_run_together_and_an_exclusive_call_waits_for_both(fake_llm: FakeLLM) -> None:
+    fake_llm.script(
+        script.tool_calls(("a", "wait", {}), ("b", "wait", {}), ("c", "solo", {})), script.text("done")
+    )
+    log: list[str] = []
+    both_running = asyncio.Event()
+    release = asyncio.Event()
+
+    async def wait(
+        call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any
+    ) -> AgentToolResult:
+        log.append(f"start {call_id}")
+        if log.count("start a") + log.count("start b") == 2:
+            both_running.set()
+        await release.wait()
+        log.append(f"end {call_id}")
+        return ok(call_id)
+
+    async def solo(
+        call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any
+    ) -> AgentToolResult:
+        log.append(f"start {call_id}")
+        return ok(call_id)
+
+    agent, events = agent_for(fake_llm, [tool("wait", wait), tool("solo", solo, "exclusive")])
+    run = asyncio.ensure_future(agent.prompt([user("go")]))
+    async with asyncio.timeout(10):
+        await both_running.wait()
+        assert log == ["start a", "start b"]  # the exclusive call has not started
+        release.set()
+        await run
+    assert log[:2] == ["start a", "start b"] and log[-1] == "start c"
+    assert set(log[2:4]) == {"end a", "end b"}
+    assert results(events) == {"a": ("a", False), "b": ("b", False), "c": ("c", False)}
+    assert len(fake_llm.requests) == 2
+
+
+async def test_steering_in_immediate_mode_skips_the_unfinished_calls_and_is_sent_next(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.script(script.tool_calls(("a", "quick", {}), ("b", "slow", {})), script.text("changed course"))
+    quick_started = asyncio.Event()
+    release_quick = asyncio.Event()
+    slow_aborted = asyncio.Event()
+
+    async def quick(
+        call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any
+    ) -> AgentToolResult:
+        quick_started.set()
+        await release_quick.wait()
+        return ok("quick done")
+
+    async def slow(
+        call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any
+    ) -> AgentToolResult:
+        assert signal is not None
+        signal.add_callback(slow_aborted.set)
+        await slow_aborted.wait()
+        return ok("slow stopped")
+
+    agent, events = agent_for(
+        fake_llm, [tool("quick", quick), tool("slow", slow)], interrupt_mode="immediate"
+    )
+    run = asyncio.ensure_future(agent.prompt([user("go")]))
+    async with asyncio.timeout(10):
+        await quick_started.wait()
+        agent.steer(user("stop that, do this"))
+        release_quick.set()
+        await run
+    assert results(events) == {"a": ("quick done", False), "b": (SKIPPED_TEXT, True)}
+    assert slow_aborted.is_set()
+    assert user_texts(fake_llm.requests[1].json)[-1] == "stop that, do this"
+    assert [m["role"] for m in agent.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "user",
+        "assistant",
+    ]
+
+
+async def test_steering_in_wait_mode_lets_every_call_finish_before_it_is_sent(fake_llm: FakeLLM) -> None:
+    fake_llm.script(script.tool_calls(("a", "quick", {}), ("b", "quick", {})), script.text("ok"))
+    first_started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def quick(
+        call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any
+    ) -> AgentToolResult:
+        first_started.set()
+        await release.wait()
+        return ok(f"{call_id} done")
+
+    agent, events = agent_for(fake_llm, [tool("quick", quick)], interrupt_mode="wait")
+    run = asyncio.ensure_future(agent.prompt([user("go")]))
+    async with asyncio.timeout(10):
+        await first_started.wait()
+        agent.steer(user("after the tools"))
+        release.set()
+        await run
+    assert results(events) == {"a": ("a done", False), "b": ("b done", False)}
+    assert user_texts(fake_llm.requests[1].json)[-1] == "after the tools"
+
+
+async def test_abort_during_a_tool_call_signals_the_tool_and_ends_the_run(fake_llm: FakeLLM) -> None:
+    fake_llm.script(script.tool_calls(("a", "slow", {})))
+    started = asyncio.Event()
+
+    async def slow(
+        call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any
+    ) -> AgentToolResult:
+        assert signal is not None
+        stopped = asyncio.Event()
+        signal.add_callback(stopped.set)
+        started.set()
+        await stopped.wait()
+        raise RuntimeError("interrupted by abort")
+
+    agent, events = agent_for(fake_llm, [tool("slow", slow)])
+    run = asyncio.ensure_future(agent.prompt([user("go")]))
+    async with asyncio.timeout(10):
+        await started.wait()
+        agent.abort("aborted")
+        added = await run
+    assert results(events) == {"a": ("interrupted by abort", True)}
+    assert events[-1]["type"] == "agent_end" and not agent.is_running
+    assert added[-1]["role"] == "assistant" and added[-1]["stopReason"] == "aborted"
+    assert len(fake_llm.requests) == 1  # no model call after the abort
+
+
+async def run_with_two_follow_ups(fake: FakeLLM, mode: str, replies: int) -> tuple[Agent, list[AgentEvent]]:
+    gate = script.Gate()
+    fake.script(script.hold("first", gate), *(script.text(f"reply {i}") for i in range(replies)))
+    agent, events = agent_for(fake, [], follow_up_mode=mode)
+    streaming = asyncio.Event()
+    agent.subscribe(lambda e: streaming.set() if e["type"] == "message_update" else None)
+    run = asyncio.ensure_future(agent.prompt([user("go")]))
+    async with asyncio.timeout(10):
+        await streaming.wait()
+        agent.follow_up(user("f1"))
+        agent.follow_up(user("f2"))
+        gate.release()
+        await run
+    return agent, events
+
+
+async def test_one_at_a_time_follow_ups_are_drained_one_per_turn(fake_llm: FakeLLM) -> None:
+    agent, events = await run_with_two_follow_ups(fake_llm, "one-at-a-time", 2)
+    assert [user_texts(r.json)[-1] for r in fake_llm.requests] == ["go", "f1", "f2"]
+    assert [e["type"] for e in events].count("agent_end") == 1 and agent.queued_count == 0
+
+
+async def test_all_mode_follow_ups_are_drained_together(fake_llm: FakeLLM) -> None:
+    agent, _ = await run_with_two_follow_ups(fake_llm, "all", 1)
+    assert len(fake_llm.requests) == 2
+    assert user_texts(fake_llm.requests[1].json)[-2:] == ["f1", "f2"]
+    assert agent.queued_count == 0
