@@ -126,7 +126,7 @@ def latest_todo_phases(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]
 class TodoStore:
     """The current phases of one session, plus the auto-clear timers (agent-behaviour §8.5).
 
-    Calling the store returns a copy of the phases (it is the session's ``todo_provider``).
+    Calling the store returns a copy of the phases.
     ``clear_delay_s()`` is read on every change: negative means never, 0 the next loop tick.
     ``on_auto_clear`` is called once per task removed by a timer.
     """
