@@ -34,7 +34,8 @@ from xcsh.coding.tools.kernel import PythonKernel
 from xcsh.coding.tools.python import create_python_tool
 
 if TYPE_CHECKING:
-    from xcsh.agent.types import AgentEvent, AgentTool
+    from xcsh.agent.types import AgentTool
+    from xcsh.coding.events import SessionEvent
 
 logger = logging.getLogger(__name__)
 
@@ -198,18 +199,17 @@ async def run_child(
     child.agent.before_tool_call = parent.agent.before_tool_call
     store.append_model_change(f"{model['provider']}/{model['id']}", None)
 
-    def on_event(event: AgentEvent) -> None:
-        kind = event.get("type")
-        if kind == "tool_execution_start":
+    def on_event(event: SessionEvent) -> None:
+        if event["type"] == "tool_execution_start":
             progress.toolCount += 1
-            progress.currentTool = str(event.get("toolName"))
+            progress.currentTool = event["toolName"]
             intent = event.get("intent")
             if isinstance(intent, str) and intent:
                 progress.lastIntent = intent
-        elif kind == "tool_execution_end":
+        elif event["type"] == "tool_execution_end":
             progress.currentTool = None
-        elif kind == "message_end":
-            message = event.get("message") or {}
+        elif event["type"] == "message_end":
+            message = event["message"]
             if message.get("role") == "assistant" and isinstance(message.get("usage"), dict):
                 _add_usage(result.usage, message["usage"])
                 progress.tokens = int(result.usage.get("totalTokens", 0))

@@ -16,7 +16,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_available_commands
@@ -56,7 +56,8 @@ class _Live:
         self.client = client
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.cancelled = False
-        self.unsubscribe = session.subscribe(self.queue.put_nowait)
+        # the ACP translation reads events as plain dicts
+        self.unsubscribe = session.subscribe(lambda event: self.queue.put_nowait(cast(dict[str, Any], event)))
         self.pump = asyncio.ensure_future(self._pump())
         self.background: asyncio.Future[None] | None = None
 
