@@ -451,6 +451,14 @@ class AgentSession:
         self._locale = locale or None
         self._refresh_tools()
 
+    async def check_tool_call(self, call: ToolCall, args: dict[str, Any]) -> str | None:
+        """The session's tool-call gate: the first ``before_tool_call`` hook that blocks wins.
+
+        Returns the text the model reads instead of a result, or None when the call may run
+        (subagents put their parent's gate in front of their own calls).
+        """
+        return await self._before_tool_call(call, args)
+
     async def _before_tool_call(self, call: ToolCall, args: dict[str, Any]) -> str | None:
         for hook in list(self._hooks.before_tool_call):
             blocked = await hook(call, args)

@@ -196,7 +196,7 @@ async def run_child(
     install_retry(child)
     install_compaction(child)
     # the parent's gate (approvals, extension vetoes) also decides the child's tool calls
-    child.agent.before_tool_call = parent.agent.before_tool_call
+    child.hooks.before_tool_call.append(parent.check_tool_call)
     store.append_model_change(f"{model['provider']}/{model['id']}", None)
 
     def on_event(event: SessionEvent) -> None:
