@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from xcsh.version import __version__
 
 if TYPE_CHECKING:
     from xcsh.api import Session, open_session

@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xcsh import __version__
 from xcsh.cli.args import CliArgs, help_text, parse_args
+from xcsh.version import __version__
 
 if TYPE_CHECKING:
     from xcsh.coding.factory import StartupOptions

@@ -33,7 +33,6 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from xcsh import __version__
 from xcsh.coding.approvals import approval_gate_for
 from xcsh.coding.errors import BusyError, CommandError
 from xcsh.coding.extensions.feature import runner_for
@@ -41,6 +40,7 @@ from xcsh.coding.factory import StartupError, StartupOptions
 from xcsh.coding.session import AgentSession
 from xcsh.modes.acp.ui import AcpUI
 from xcsh.modes.acp.updates import from_event, from_history
+from xcsh.version import __version__
 
 logger = logging.getLogger(__name__)
 

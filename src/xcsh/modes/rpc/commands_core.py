@@ -147,7 +147,7 @@ async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 async def get_integrations(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    from xcsh import __version__
+    from xcsh.version import __version__
 
     model = server.session.model
     return {

@@ -16,13 +16,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from xcsh import __version__
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.updates import MessageUpdates, slim_update
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
 from xcsh.rpc.protocol import CONTROL_COMMANDS, SPECS, check
 from xcsh.rpc.validation import Invalid
+from xcsh.version import __version__
 
 logger = logging.getLogger(__name__)
 
