@@ -384,3 +384,15 @@ def test_fork_copies_every_entry_into_a_new_file_whose_parent_is_the_session_id(
 def test_in_memory_session_can_record_its_parent(tmp_path: Path) -> None:
     store = SessionStore.in_memory(tmp_path, parent_session="/x/a.jsonl")
     assert store.header.get("parentSession") == "/x/a.jsonl"
+
+
+def test_a_session_whose_first_line_is_torn_garbage_still_opens(tmp_path: Path) -> None:
+    store = fresh(tmp_path)
+    run(store, "q?", "a")
+    assert store.path is not None
+    path = store.path
+    store.close()
+    path.write_bytes(b"\x00garbage\n" + path.read_bytes())
+    reopened = SessionStore.open(path, cwd_for_new=tmp_path)
+    assert [e["type"] for e in reopened.entries][-2:] == ["message", "message"]
+    reopened.close()

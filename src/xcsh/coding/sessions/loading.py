@@ -42,18 +42,24 @@ def check_openable(path: Path) -> None:
     """Raise :class:`NotASessionError` when ``path`` exists, has content and is not a session.
 
     Missing and empty (or whitespace-only) files are openable: they become new sessions.
-    Reads only the first line when it is a session header (the usual case).
+    Like the reader, blank and unparseable lines are skipped and the first JSON object
+    decides; the file is streamed, so refusing a large non-session file stays cheap.
     Raises ``OSError`` when the file exists but cannot be read.
     """
     try:
-        with path.open("rb") as handle:
-            first = handle.readline(_SNIFF_BYTES)
+        handle = path.open("rb")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return
-    if is_valid_header(parse_line(first)):
-        return
-    data = path.read_bytes()
-    if data.strip() and not _has_header(ParsedFile(data)):
+    content = False
+    with handle:
+        for line in iter(lambda: handle.readline(_SNIFF_BYTES), b""):
+            obj = parse_line(line)
+            if obj is not None:
+                if is_valid_header(obj):
+                    return
+                raise NotASessionError(path)
+            content = content or bool(line.strip())
+    if content:
         raise NotASessionError(path)
 
 
