@@ -60,10 +60,28 @@ def tool_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def public_model(model: Model) -> Model:
-    """A copy of ``model`` for frames and listings: header values replaced by ``[redacted]``."""
+    """A copy of ``model`` for frames and listings: header values and a password in
+    ``baseUrl`` (``https://user:secret@host``) replaced by ``[redacted]``."""
     headers = model.get("headers")
-    if not headers:
+    url = model.get("baseUrl", "")
+    url_shown = _redact_url(url)
+    if not headers and url_shown == url:
         return model
     shown = copy.copy(model)
-    shown["headers"] = dict.fromkeys(headers, REDACTED)
+    if headers:
+        shown["headers"] = dict.fromkeys(headers, REDACTED)
+    shown["baseUrl"] = url_shown
     return shown
+
+
+def _redact_url(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:{REDACTED}@{host}"))

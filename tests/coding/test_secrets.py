@@ -1,0 +1,33 @@
+"""What hosts and tool processes are shown of the credentials xcsh reads."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from xcsh.ai.types import Model
+from xcsh.coding.secrets import builtin_key_names, public_model, tool_environment, withheld_names
+
+
+def test_public_models_hide_header_values_and_url_passwords_but_not_the_rest() -> None:
+    model = cast(
+        Model,
+        {
+            "id": "m",
+            "provider": "p",
+            "baseUrl": "https://bob:s3cret@host.example/v1",
+            "headers": {"X-K": "v"},
+        },
+    )
+    shown = cast(dict[str, Any], public_model(model))
+    assert shown["headers"] == {"X-K": "[redacted]"}
+    assert shown["baseUrl"] == "https://bob:[redacted]@host.example/v1"
+    assert (shown["id"], shown["provider"]) == ("m", "p")
+    assert cast(dict[str, Any], model)["headers"] == {"X-K": "v"}  # the model itself is untouched
+
+
+def test_tool_environment_drops_every_builtin_provider_key_variable() -> None:
+    names = builtin_key_names()
+    assert {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"} <= names
+    base = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "PATH": "/bin", "HOME": "/h"}
+    assert tool_environment(base) == {"PATH": "/bin", "HOME": "/h"}
+    assert names <= withheld_names()
