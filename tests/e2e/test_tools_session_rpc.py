@@ -246,3 +246,29 @@ async def test_a_subagents_tool_calls_go_through_the_parents_approvals(
     child_saw = _tool_texts(fake_llm, 2)[-1]
     assert child_saw == "The user denied this write call; it was not run."
     assert "could not write" in _tool_texts(fake_llm, 3)[-1]
+
+
+async def test_a_discovered_project_agent_runs_with_its_own_prompt_and_tools(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    folder = workspace.proj / ".xcsh" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "scout.md").write_text(
+        "---\nname: scout\ndescription: Looks around\ntools: read, find\n---\nYou only look.\n"
+    )
+    call = (
+        "t1",
+        "task",
+        {"agent": "scout", "tasks": [{"id": "Look", "description": "l", "assignment": "Look."}]},
+    )
+    fake_llm.script(script.tool_calls(call), script.text("seen"), script.text("ok"))
+    args = ["--model", "fake/fake-model", "--no-session"]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        state = await client.get_state()
+        await client.prompt_and_wait("scout it")
+    task_tool = next(t for t in state["dumpTools"] if t["name"] == "task")
+    assert "scout: Looks around" in task_tool["parameters"]["properties"]["agent"]["description"]
+    child = fake_llm.requests[1].json
+    assert {t["function"]["name"] for t in child["tools"]} == {"read", "find"}
+    assert "You only look." in child["messages"][0]["content"]
+    assert "<status>completed</status>" in _tool_texts(fake_llm, 2)[-1]
