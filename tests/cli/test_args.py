@@ -37,11 +37,13 @@ def test_list_models_takes_a_pattern_unless_a_flag_or_file_follows() -> None:
 
 
 def test_at_arguments_are_files_and_repeatable_flags_accumulate() -> None:
-    args = parse_args(["@a.txt", "-e", "x.py", "--extension", "y.py", "--plugin-dir", "p", "@b.png"])
+    args = parse_args(
+        ["@a.txt", "-e", "x.py", "--extension", "y.py", "--plugin-dir", "p", "--no-lsp", "@b.png"]
+    )
     assert args.file_args == ["a.txt", "b.png"]
     assert args.extensions == ["x.py", "y.py"]
     assert args.plugin_dirs == ["p"]
-    assert args.used_noops() == ["--plugin-dir"]
+    assert args.used_noops() == ["--no-lsp"]
 
 
 def test_comma_lists_are_split_and_trimmed() -> None:

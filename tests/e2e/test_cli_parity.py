@@ -33,12 +33,12 @@ def run(ws: Workspace, *args: str, stdin: bytes = b"") -> subprocess.CompletedPr
 def test_rpc_mode_starts_with_flags_of_newer_references(workspace: Workspace) -> None:
     result = run(
         workspace, "--mode", "rpc", *ARGS, "--no-session", "--allow-home", "--plugin-dir", "x",
-        "--some-future-flag",
+        "--some-future-flag", "--no-mcp",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.split(b"\n")[0])["type"] == "ready"
     assert b"unknown option --some-future-flag ignored" in result.stderr
-    assert b"--plugin-dir is accepted but has no effect" in result.stderr
+    assert b"--no-mcp is accepted but has no effect" in result.stderr
 
 
 def test_export_writes_the_page_of_a_session_file(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -35,6 +35,7 @@ def _commands_tree(workspace: Workspace) -> Tree:
             "{agent}/prompts/review.md": "Review {{arguments}} carefully.",
             "{home}/.claude/commands/plain.md": "Explain the code.",
             "{cwd}/.xcsh/skills/deploy/SKILL.md": skill("deploy", "Ship the service"),
+            "{home}/plugins/kit/commands/release.md": "Release version $1",
         }
     )
     return tree
@@ -44,13 +45,14 @@ async def test_slash_commands_templates_and_skills_expand_before_the_model_sees_
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     tree = _commands_tree(workspace)
-    fake_llm.script(*(script.text(f"ok {i}") for i in range(5)))
-    async with tree.spawn("--tools", "read") as client:
+    fake_llm.script(*(script.text(f"ok {i}") for i in range(6)))
+    async with tree.spawn("--tools", "read", "--plugin-dir", tree.fill("{home}/plugins/kit")) as client:
         await client.prompt_and_wait('/fix 42 "the parser" now')
         await client.prompt_and_wait("/review src/app.py")
         await client.prompt_and_wait("/plain main.py please")
         await client.prompt_and_wait("/skill:deploy to staging")
         await client.prompt_and_wait("/unknown stays as typed")
+        await client.prompt_and_wait("/kit:release 2.0")
     sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
     assert sent[0] == "Fix issue 42 in the parser, all: 42 the parser now"
     assert sent[1] == "Review src/app.py carefully."
@@ -58,6 +60,7 @@ async def test_slash_commands_templates_and_skills_expand_before_the_model_sees_
     skill_path = tree.fill("{cwd}/.xcsh/skills/deploy/SKILL.md")
     assert sent[3] == f"How to deploy.\n\n---\n\nSkill: {skill_path}\nUser: to staging"
     assert sent[4] == "/unknown stays as typed"
+    assert sent[5] == "Release version 2.0"  # a --plugin-dir command, named <plugin>:<command>
     prompt = system_prompt_of(fake_llm.requests[0].json)
     assert f'<skill name="deploy" path="{skill_path}">\nShip the service\n</skill>' in prompt
 

@@ -90,14 +90,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--list-models",), "list_models", "pattern", "list available models (optional pattern)", "PATTERN"),
     Flag(("--no-title",), "no_title", "bool", "no automatic session title (implied by rpc mode)"),
     Flag(("--hook",), "hooks", "append", "load a legacy hook module (not supported)", "PATH", noop=True),
-    Flag(
-        ("--plugin-dir",),
-        "plugin_dirs",
-        "append",
-        "load a plugin directory (not supported)",
-        "DIR",
-        noop=True,
-    ),
+    Flag(("--plugin-dir",), "plugin_dirs", "append", "load a plugin folder (repeatable)", "DIR"),
     Flag(
         ("--provider-session-id",),
         "provider_session_id",

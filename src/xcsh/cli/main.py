@@ -117,6 +117,7 @@ def startup_options(args: CliArgs, *, cwd: Path, agent_dir: Path, mode: str | No
         no_rules=args.no_rules,
         no_skills=args.no_skills,
         skills=args.skills,
+        plugin_dirs=list(args.plugin_dirs),
         model_roles=_model_roles(args),
         approve=args.approve,
         no_todo_defaults=args.no_todo_defaults,

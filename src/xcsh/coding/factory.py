@@ -167,6 +167,7 @@ def _project_context(options: StartupOptions, settings: Settings) -> ProjectCont
         selection=selection,
         no_rules=options.no_rules,
         disabled_providers=disabled_providers(settings, options.env),
+        plugin_dirs=[Path(p).expanduser() for p in options.plugin_dirs],
     )
 
 

@@ -49,6 +49,8 @@ class StartupOptions:
     no_skills: bool = False
     skills: list[str] | None = None
     """Glob patterns: only skills whose names match one are loaded (None: all)."""
+    plugin_dirs: list[str] = field(default_factory=list)
+    """``--plugin-dir`` folders: their commands, skills and agents are discovered."""
     model_roles: dict[str, str] = field(default_factory=dict)
     """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
     # tool approvals (coding/approvals.py): comma list of tools, "*" for all; None = settings

@@ -8,7 +8,7 @@ always-apply rules and the rule listing), what the TTSR feature watches (rules w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ def skill_selection(settings_get: Any, *, no_skills: bool, include: list[str] | 
     disabled = {x[len("skill:") :] for x in strings("disabledExtensions") if x.startswith("skill:")}
     return SkillSelection(
         enabled=not no_skills and settings_get("skills.enabled") is not False,
+        plugin_skills=settings_get("skills.enableXcshPlugins") is True,
         include=tuple(include) if include else strings("skills.includeSkills"),
         ignore=strings("skills.ignoredSkills"),
         custom_dirs=strings("skills.customDirectories"),
@@ -77,10 +78,11 @@ def load_project_context(
     selection: SkillSelection,
     no_rules: bool = False,
     disabled_providers: Iterable[str] = (),
+    plugin_dirs: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
 ) -> ProjectContext:
     """Discover everything for ``cwd`` and sort it for the session."""
-    ctx = LoadContext.create(cwd, home, agent_dir)
+    ctx = LoadContext.create(cwd, home, agent_dir, plugin_dirs)
     disabled = set(disabled_providers)
     found = discover(ctx, disabled=disabled)
     customization = found.system_prompt_customization

@@ -18,6 +18,7 @@ from xcsh.coding.discovery.base import scan_skills
 from xcsh.coding.errors import CommandError
 
 SKILL_COMMAND_PREFIX = "skill:"
+PLUGIN_PROVIDER = "xcsh-plugins"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,8 @@ class SkillSelection:
     ignore: tuple[str, ...] = ()
     custom_dirs: tuple[str, ...] = ()
     disabled_names: frozenset[str] = frozenset()
+    plugin_skills: bool = False
+    """Offer skills of ``--plugin-dir`` plugins (the reference's ``skills.enableXcshPlugins``)."""
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -60,6 +63,8 @@ def select_skills(found: Sequence[SkillFile], selection: SkillSelection, *, home
     chosen: dict[str, Skill] = {}
     real_paths: set[str] = set()
     for item in candidates:
+        if item.source.provider == PLUGIN_PROVIDER and not selection.plugin_skills:
+            continue
         if item.name in selection.disabled_names or _matches(item.name, selection.ignore):
             continue
         if selection.include and not _matches(item.name, selection.include):

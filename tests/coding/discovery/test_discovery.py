@@ -197,3 +197,28 @@ def test_instruction_files_below_cwd_are_listed_down_to_four_levels(tmp_path: Pa
     (tmp_path / ".hidden").mkdir()
     (tmp_path / ".hidden" / "XCSH.md").write_text("x")
     assert nested_instruction_files(tmp_path) == ["a/AGENTS.md", "a/b/c/d/XCSH.md"]
+
+
+def test_plugin_folders_bring_named_commands_skills_and_agents(tree: Tree) -> None:
+    plugin = tree.home / "plugins" / "kit"
+    tree.write(plugin / ".xcsh-plugin" / "plugin.json", '{"name": "toolkit"}')
+    tree.write(plugin / "commands" / "ship.md", "Ship $1")
+    tree.write(plugin / "skills" / "audit" / "SKILL.md", "Audit things.")
+    (plugin / "agents").mkdir()
+    found = discover(LoadContext.create(tree.cwd, tree.home, tree.agent, [plugin]))
+    assert [c.name for c in found.commands] == ["toolkit:ship"]
+    assert [s.name for s in found.skills] == ["toolkit:audit"]
+    assert [d.path for d in found.agent_dirs] == [str(plugin / "agents")]
+    assert tree.found().commands == []  # without --plugin-dir nothing is read
+
+
+def test_plugin_skills_are_offered_only_when_enabled(tree: Tree) -> None:
+    from xcsh.coding.skills import SkillSelection, select_skills
+
+    plugin = tree.home / "kit"
+    tree.write(plugin / "skills" / "audit" / "SKILL.md", "Audit things.")
+    skills = discover(LoadContext.create(tree.cwd, tree.home, tree.agent, [plugin])).skills
+    assert select_skills(skills, SkillSelection(), home=tree.home) == []
+    assert [s.name for s in select_skills(skills, SkillSelection(plugin_skills=True), home=tree.home)] == [
+        "kit:audit"
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,12 +30,18 @@ class LoadContext:
     home: Path
     agent_dir: Path
     repo_root: Path | None
+    plugin_dirs: tuple[Path, ...] = ()
+    """Plugin roots given with ``--plugin-dir`` (absolute)."""
 
     @classmethod
-    def create(cls, cwd: Path, home: Path, agent_dir: Path) -> LoadContext:
+    def create(cls, cwd: Path, home: Path, agent_dir: Path, plugin_dirs: Sequence[Path] = ()) -> LoadContext:
         cwd = Path(os.path.abspath(cwd))
         return cls(
-            cwd=cwd, home=Path(os.path.abspath(home)), agent_dir=agent_dir, repo_root=find_repo_root(cwd)
+            cwd=cwd,
+            home=Path(os.path.abspath(home)),
+            agent_dir=agent_dir,
+            repo_root=find_repo_root(cwd),
+            plugin_dirs=tuple(Path(os.path.abspath(p)) for p in plugin_dirs),
         )
 
     @property

@@ -12,6 +12,7 @@ from xcsh.coding.discovery.providers.gemini import GeminiProvider
 from xcsh.coding.discovery.providers.github import GithubProvider
 from xcsh.coding.discovery.providers.native import NativeProvider
 from xcsh.coding.discovery.providers.opencode import OpenCodeProvider
+from xcsh.coding.discovery.providers.plugins import PluginsProvider
 from xcsh.coding.discovery.providers.standalone import StandaloneProvider
 from xcsh.coding.discovery.providers.windsurf import WindsurfProvider
 
@@ -20,6 +21,7 @@ PROVIDERS: tuple[Provider, ...] = (
     StandaloneProvider(),
     NativeProvider(),
     ClaudeProvider(),
+    PluginsProvider(),
     ClineProvider(),
     AgentsProvider(),
     CodexProvider(),
