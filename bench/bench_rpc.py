@@ -91,7 +91,10 @@ async def round_trip(fake: FakeLLM, count: int) -> dict[str, Any]:
 async def streaming(fake: FakeLLM, deltas: int) -> dict[str, Any]:
     root, env = _workspace(fake)
     fake.script(script.Reply(text=[f"token{i} " for i in range(deltas)]))
-    async with RpcClient.spawn(args=ARGS, cwd=root, env=env, timeout=600) as client:
+    # every frame is counted below, so the client keeps its whole history
+    async with RpcClient.spawn(
+        args=ARGS, cwd=root, env=env, timeout=600, history=None, history_bytes=None
+    ) as client:
         mark = client.mark()
         t0 = time.perf_counter()
         await client.prompt("stream?")

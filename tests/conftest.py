@@ -48,6 +48,19 @@ def _network_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
 
 
+@pytest.fixture(autouse=True)
+def _outbound_frames_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """With ``XCSH_RPC_CHECK_FRAMES=1`` (the CI's second e2e run), a frame off the schema fails the test."""
+    if os.environ.get("XCSH_RPC_CHECK_FRAMES") != "1":
+        yield
+        return
+    log = tmp_path / "frame-violations.log"
+    monkeypatch.setenv("XCSH_RPC_CHECK_FRAMES_LOG", str(log))
+    yield
+    if log.exists() and log.read_text(encoding="utf-8"):
+        pytest.fail("outbound frames off the protocol schema:\n" + log.read_text(encoding="utf-8")[:4000])
+
+
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLM]:
     """A started fake LLM server; fails the test if scripted steps are left unconsumed."""

@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         from xcsh.conformance.serve import main as fake_llm_main
 
         return fake_llm_main(argv[1:])
+    if argv[:1] == ["rpc-schema"]:
+        return _print_rpc_schema(argv[1:])
     args = parse_args(argv)
     _setup_logging()
     if args.help:
@@ -195,6 +197,17 @@ def _export(source: str, output: str | None) -> int:
         sys.stderr.write(f"Error: {exc}\n")
         return 1
     sys.stdout.write(f"Exported to: {written}\n")
+    return 0
+
+
+def _print_rpc_schema(rest: list[str]) -> int:
+    """``xcsh rpc-schema``: print the protocol's JSON Schema (2020-12), as committed in docs/."""
+    if rest:
+        sys.stderr.write("usage: xcsh rpc-schema   (prints the RPC protocol's JSON Schema)\n")
+        return 2
+    from xcsh.rpc.schema import protocol_schema_text
+
+    sys.stdout.write(protocol_schema_text())
     return 0
 
 

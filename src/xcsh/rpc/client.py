@@ -1,12 +1,20 @@
-"""Typed client for ``xcsh --mode rpc``: spawn, correlate ids, stream events.
+"""Typed client for ``xcsh --mode rpc``: spawn, correlate ids, stream events, answer host requests.
 
 Async first::
 
     async with RpcClient.spawn(args=["--model", "fake/fake-model"]) as client:
         events = await client.prompt_and_wait("hello?")
 
-:class:`SyncRpcClient` wraps it for scripts that do not use asyncio. This module imports
-only wire types, so hosts can use it without pulling in the agent.
+:class:`SyncRpcClient` offers the same methods for code that does not use asyncio. Every
+command has a method (:mod:`xcsh.rpc.client_commands`) returning its typed ``data``.
+
+Two timeouts: ``timeout`` bounds each command's answer (default 30 s); ``run_timeout``
+bounds a whole run in :meth:`~RpcClient.wait_for_idle` / :meth:`~RpcClient.prompt_and_wait`
+(default: none; the agent may work for hours). A process that exits before ``ready``
+raises :class:`RpcStartupError` at once with its exit status and the end of its stderr.
+Received frames are kept in a bounded :class:`~xcsh.rpc.frame_log.FrameLog`.
+
+This module imports only wire types, so hosts can use it without the agent.
 """
 
 from __future__ import annotations
@@ -16,17 +24,25 @@ import contextlib
 import itertools
 import os
 import sys
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack, cast
 
+import msgspec
+
+from xcsh.rpc.client_commands import AsyncCommands
+from xcsh.rpc.frame_log import FrameLog
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line, encode_frame
 from xcsh.rpc.rebuild import PartialMessages
 
 T = TypeVar("T")
 Frame = dict[str, Any]
 HostToolHandler = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], Awaitable[Any]]
+# an extension_ui_request → the answer's fields ({"value": …}, {"confirmed": …}, {"cancelled": True}) or None
+UiHandler = Callable[[Frame], Awaitable[dict[str, Any] | None]]
+DIALOGS = frozenset({"select", "confirm", "input", "editor"})
+STDERR_TAIL_BYTES = 8192
 
 
 class RpcError(RuntimeError):
@@ -35,6 +51,16 @@ class RpcError(RuntimeError):
     def __init__(self, response: Frame) -> None:
         super().__init__(str(response.get("error", "RPC command failed")))
         self.response = response
+
+
+class RpcStartupError(RuntimeError):
+    """The process exited before its ``ready`` frame (no model, a bad flag …)."""
+
+    def __init__(self, returncode: int | None, stderr_tail: str) -> None:
+        detail = f":\n{stderr_tail.rstrip()}" if stderr_tail.strip() else " (no stderr output)"
+        super().__init__(f"xcsh exited with status {returncode} before it was ready{detail}")
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
 
 
 class StartOptions(TypedDict, total=False):
@@ -46,24 +72,41 @@ class StartOptions(TypedDict, total=False):
     command: Sequence[str] | None
     stderr: Any
     timeout: float
+    start_timeout: float | None
+    run_timeout: float | None
+    history: int | None
+    history_bytes: int | None
     message_updates: str | None
 
 
-class RpcClient:
+class RpcClient(AsyncCommands):
     """Drives one ``xcsh --mode rpc`` process."""
 
-    def __init__(self, process: asyncio.subprocess.Process, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        *,
+        timeout: float = 30.0,
+        run_timeout: float | None = None,
+        history: int | None = 10_000,
+        history_bytes: int | None = 64 << 20,
+    ) -> None:
         self.process = process
         self.timeout = timeout
-        self.frames: list[Frame] = []
+        self.run_timeout = run_timeout
+        self.frames = FrameLog(history, history_bytes)
         self.version: str | None = None
-        self._changed = asyncio.Condition()
         # id → (the request's raw ``type``, future of its response)
         self._pending: dict[str, tuple[Any, asyncio.Future[Frame]]] = {}
+        self._waiters: list[tuple[Callable[[Frame], bool], asyncio.Future[Frame]]] = []
+        self._streams: list[asyncio.Queue[Frame | None]] = []
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
+        self._stderr_reader: asyncio.Task[None] | None = None
+        self._stderr_tail: deque[bytes] = deque()
         self._host_tools: dict[str, HostToolHandler] = {}
         self._host_tasks: dict[str, asyncio.Task[None]] = {}
+        self._ui_handler: UiHandler | None = None
         self._ready = asyncio.Event()
         self._partials = PartialMessages()  # rebuilds delta-mode message_update frames
 
@@ -88,13 +131,23 @@ class RpcClient:
         command: Sequence[str] | None = None,
         stderr: Any = None,
         timeout: float = 30.0,
+        start_timeout: float | None = None,
         message_updates: str | None = None,
+        run_timeout: float | None = None,
+        history: int | None = 10_000,
+        history_bytes: int | None = 64 << 20,
     ) -> RpcClient:
         """Start ``xcsh --mode rpc`` (``python -m xcsh`` by default) and wait for ``ready``.
+
+        ``start_timeout`` bounds the wait for ``ready`` (default: ``timeout``, at least 60 s);
+        a process that exits first raises :class:`RpcStartupError` at once.
 
         ``message_updates="delta"`` asks for slim ``message_update`` frames (``--message-updates
         delta``; an agent that offers it reports ``messageUpdates`` in ``get_state``); the client
         rebuilds each partial message, so :attr:`frames` look the same in both modes.
+
+        With ``stderr`` unset, the process's stderr is passed through to ours and its end is
+        kept for :class:`RpcStartupError`; any other value is handed to the subprocess as is.
         """
         mode = ["--message-updates", message_updates] if message_updates else []
         argv = [*(command or [sys.executable, "-m", "xcsh"]), "--mode", "rpc", *mode, *args]
@@ -102,19 +155,39 @@ class RpcClient:
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
+            stderr=asyncio.subprocess.PIPE if stderr is None else stderr,
             cwd=str(cwd) if cwd is not None else None,
             env=dict(env) if env is not None else None,
         )
-        client = cls(process, timeout=timeout)
+        client = cls(
+            process, timeout=timeout, run_timeout=run_timeout, history=history, history_bytes=history_bytes
+        )
         client._reader = asyncio.ensure_future(client._read())
+        if stderr is None:
+            client._stderr_reader = asyncio.ensure_future(client._pass_stderr())
+        ready = asyncio.ensure_future(client._ready.wait())
+        exited = asyncio.ensure_future(process.wait())
         try:
-            async with asyncio.timeout(timeout):
-                await client._ready.wait()
-        except TimeoutError:
+            limit = start_timeout if start_timeout is not None else max(timeout, 60.0)
+            await asyncio.wait({ready, exited}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            exited.cancel()
+            ready.cancel()
+        if client._ready.is_set():
+            return client
+        if process.returncode is not None:
+            if client._stderr_reader is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(client._stderr_reader), 5)
             await client.close()
-            raise
-        return client
+            raise RpcStartupError(process.returncode, client.stderr_tail)
+        await client.close()
+        raise TimeoutError(f"xcsh sent no ready frame within {limit} s")
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last few KiB the process wrote to stderr (when the client reads its stderr)."""
+        return b"".join(self._stderr_tail).decode("utf-8", "replace")
 
     async def close(self, *, timeout: float = 5.0) -> int | None:
         """Close stdin and wait for the process to exit (killing it if it does not)."""
@@ -126,35 +199,54 @@ class RpcClient:
         except TimeoutError:
             self.process.kill()
             await self.process.wait()
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._reader, timeout)
-        for task in self._host_tasks.values():
-            task.cancel()
+        for task in (self._reader, self._stderr_reader):
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(task, timeout)
+        for host_task in self._host_tasks.values():
+            host_task.cancel()
         return self.process.returncode
 
     # ---- frames ------------------------------------------------------------------------
+    async def _pass_stderr(self) -> None:
+        assert self.process.stderr is not None
+        kept = 0
+        while chunk := await self.process.stderr.read(1 << 14):
+            with contextlib.suppress(Exception):  # our own stderr may be closed; keep draining
+                sys.stderr.write(chunk.decode("utf-8", "replace"))
+                sys.stderr.flush()
+            self._stderr_tail.append(chunk)
+            kept += len(chunk)
+            while kept - len(self._stderr_tail[0]) >= STDERR_TAIL_BYTES:
+                kept -= len(self._stderr_tail.popleft())
+
     async def _read(self) -> None:
         assert self.process.stdout is not None
         splitter = LineSplitter()
-        while True:
-            chunk = await self.process.stdout.read(1 << 16)
-            lines = list(splitter.feed(chunk)) if chunk else list(splitter.finish())
-            for line in lines:
-                if isinstance(line, OversizedLine):
-                    continue
-                text = decode_line(line)
-                if text is not None:
-                    await self._on_frame(_loads(text))
-            if not chunk:
-                break
-        for _, future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionError("xcsh process exited"))
-        async with self._changed:
-            self._changed.notify_all()
+        try:
+            while True:
+                chunk = await self.process.stdout.read(1 << 16)
+                lines = list(splitter.feed(chunk)) if chunk else list(splitter.finish())
+                for line in lines:
+                    if isinstance(line, OversizedLine):
+                        continue
+                    text = decode_line(line)
+                    if text is not None:
+                        self._on_frame(_loads(text), len(line))
+                if not chunk:
+                    break
+        finally:
+            gone = ConnectionError("xcsh process exited")
+            for _, future in self._pending.values():
+                if not future.done():
+                    future.set_exception(gone)
+            for _, waiter in self._waiters:
+                if not waiter.done():
+                    waiter.set_exception(ConnectionError("xcsh process exited before the expected frame"))
+            for stream in self._streams:
+                stream.put_nowait(None)
 
-    async def _on_frame(self, frame: Frame) -> None:
+    def _on_frame(self, frame: Frame, size: int = 0) -> None:
         frame = self._partials.feed(frame)
         kind = frame.get("type")
         if kind == "ready":
@@ -168,9 +260,19 @@ class RpcClient:
             task = self._host_tasks.pop(str(frame.get("targetId")), None)
             if task is not None:
                 task.cancel()
-        async with self._changed:
-            self.frames.append(frame)
-            self._changed.notify_all()
+        elif kind == "extension_ui_request" and self._ui_handler is not None:
+            self._answer_ui(self._ui_handler, frame)
+        self.frames.append(frame, size)
+        for predicate, waiter in list(self._waiters):
+            if waiter.done():
+                continue
+            try:
+                if predicate(frame):
+                    waiter.set_result(frame)
+            except Exception as exc:  # a caller's predicate failed: its wait fails with it
+                waiter.set_exception(exc)
+        for stream in self._streams:
+            stream.put_nowait(frame)
 
     def _resolve(self, frame: Frame) -> None:
         cid = frame.get("id")
@@ -202,79 +304,112 @@ class RpcClient:
         frame = {**command, "id": cid}
         future: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
         self._pending[cid] = (command.get("type"), future)
-        self.send_raw(frame)
-        assert self.process.stdin is not None
-        await self.process.stdin.drain()
-        async with asyncio.timeout(timeout or self.timeout):
-            return await future
+        try:
+            self.send_raw(frame)
+            assert self.process.stdin is not None
+            await self.process.stdin.drain()
+            async with asyncio.timeout(timeout or self.timeout):
+                return await future
+        finally:
+            self._pending.pop(cid, None)
 
     async def call(self, command: Frame, *, timeout: float | None = None) -> Any:
-        """Send a command; return its ``data`` or raise :class:`RpcError`."""
+        """Send a command; return its ``data`` (None when it has none) or raise :class:`RpcError`."""
         response = await self.request(command, timeout=timeout)
         if not response.get("success"):
             raise RpcError(response)
         return response.get("data")
 
+    # ---- waiting ------------------------------------------------------------------------
     def mark(self) -> int:
-        """A position in :attr:`frames`; pass it as ``since`` to wait only for later frames."""
+        """The position of the next frame; pass it as ``since`` to wait only for later frames."""
         return len(self.frames)
 
     async def wait_for(
         self, predicate: Callable[[Frame], bool], *, since: int = 0, timeout: float | None = None
     ) -> Frame:
-        """The first frame at or after ``since`` matching ``predicate`` (waits for it)."""
-        async with asyncio.timeout(timeout or self.timeout), self._changed:
-            index = since
-            while True:
-                while index < len(self.frames):
-                    if predicate(self.frames[index]):
-                        return self.frames[index]
-                    index += 1
-                if self.process.stdout is not None and self._reader is not None and self._reader.done():
-                    raise ConnectionError("xcsh process exited before the expected frame")
-                await self._changed.wait()
+        """The first frame at or after ``since`` matching ``predicate`` (waits up to ``timeout``)."""
+        return await self._wait(predicate, since, timeout or self.timeout)
+
+    async def _wait(self, predicate: Callable[[Frame], bool], since: int, limit: float | None) -> Frame:
+        for frame in self.frames[since:]:
+            if predicate(frame):
+                return frame
+        if self._reader is not None and self._reader.done():
+            raise ConnectionError("xcsh process exited before the expected frame")
+        waiter: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
+        entry = (predicate, waiter)
+        self._waiters.append(entry)
+        try:
+            async with asyncio.timeout(limit):
+                return await waiter
+        finally:
+            self._waiters.remove(entry)
 
     async def wait_for_type(self, kind: str, *, since: int = 0, timeout: float | None = None) -> Frame:
         return await self.wait_for(lambda f: f.get("type") == kind, since=since, timeout=timeout)
 
     async def events(self, *, since: int | None = None) -> AsyncIterator[Frame]:
-        """Every non-response frame from ``since`` (default: now) on, as it arrives."""
-        index = self.mark() if since is None else since
-        while True:
-            async with self._changed:
-                while index >= len(self.frames):
-                    if self._reader is not None and self._reader.done():
-                        return
-                    await self._changed.wait()
-                batch = self.frames[index:]
-                index = len(self.frames)
-            for frame in batch:
+        """Every non-response frame from ``since`` (default: now) on, as it arrives, until the process exits."""
+        stream: asyncio.Queue[Frame | None] = asyncio.Queue()
+        self._streams.append(stream)
+        try:
+            backlog = self.frames[since:] if since is not None else []
+            ended = self._reader is not None and self._reader.done()
+            for frame in backlog:
                 if frame.get("type") != "response":
                     yield frame
+            while not ended:
+                item = await stream.get()
+                if item is None:
+                    return
+                if item.get("type") != "response":
+                    yield item
+        finally:
+            self._streams.remove(stream)
 
     async def wait_for_idle(self, *, since: int = 0, timeout: float | None = None) -> list[Frame]:
-        """Wait for an ``agent_end`` after ``since`` and then until ``isStreaming`` is false."""
-        limit = timeout or self.timeout
+        """Wait for an ``agent_end`` after ``since``, then until ``isStreaming`` is false.
+
+        ``timeout`` bounds the whole wait (default: ``run_timeout``, no limit unless set).
+        Returns the retained frames from ``since`` on.
+        """
+        limit = timeout if timeout is not None else self.run_timeout
+        is_end: Callable[[Frame], bool] = lambda f: f.get("type") == "agent_end"  # noqa: E731
         async with asyncio.timeout(limit):
-            await self.wait_for_type("agent_end", since=since, timeout=limit)
+            await self._wait(is_end, since, None)
             while True:
                 # mark before asking: the chain's last agent_end may be read before we resume
                 mark = self.mark()
                 if not (await self.get_state())["isStreaming"]:
                     break
-                await self.wait_for_type("agent_end", since=mark, timeout=limit)
+                await self._wait(is_end, mark, None)
         return self.frames[since:]
 
     async def prompt_and_wait(
         self, message: str, *, timeout: float | None = None, **fields: Any
     ) -> list[Frame]:
-        """Send a prompt and return every frame up to the end of its run chain (idle)."""
-        start = self.mark()
-        await self.prompt(message, **fields)
-        frames = await self.wait_for_idle(since=start, timeout=timeout)
-        return [f for f in frames if f.get("type") != "response"]
+        """Send a prompt; return every event up to the end of its run chain (idle).
 
-    # ---- host tools --------------------------------------------------------------------
+        ``timeout`` bounds the whole run (default: ``run_timeout``). The events are collected
+        as they arrive, so none is lost to the bounded history.
+        """
+        collected: asyncio.Queue[Frame | None] = asyncio.Queue()
+        self._streams.append(collected)
+        try:
+            start = self.mark()
+            await self.prompt(message, **fields)
+            await self.wait_for_idle(since=start, timeout=timeout)
+        finally:
+            self._streams.remove(collected)
+        frames: list[Frame] = []
+        while not collected.empty():
+            item = collected.get_nowait()
+            if item is not None and item.get("type") != "response":
+                frames.append(item)
+        return frames
+
+    # ---- host tools and extension UI ----------------------------------------------------
     def on_host_tool(self, name: str, handler: HostToolHandler) -> None:
         """Answer ``host_tool_call`` frames for ``name`` with ``handler(arguments, update)``.
 
@@ -313,149 +448,42 @@ class RpcClient:
 
         self._host_tasks[call_id] = asyncio.ensure_future(run())
 
-    # ---- commands ----------------------------------------------------------------------
-    async def prompt(
-        self,
-        message: str,
-        *,
-        images: list[dict[str, Any]] | None = None,
-        streaming_behavior: str | None = None,
-    ) -> None:
-        command: Frame = {"type": "prompt", "message": message}
-        if images:
-            command["images"] = images
-        if streaming_behavior:
-            command["streamingBehavior"] = streaming_behavior
-        await self.call(command)
+    def on_ui_request(self, handler: UiHandler | None) -> None:
+        """Answer extension dialogs with ``handler(request)``.
 
-    async def steer(self, message: str, *, images: list[dict[str, Any]] | None = None) -> None:
-        await self.call({"type": "steer", "message": message, **({"images": images} if images else {})})
+        The handler gets every ``extension_ui_request`` frame; for a dialog (``select``,
+        ``confirm``, ``input``, ``editor``) its result — ``{"value": …}``, ``{"confirmed": …}``
+        or ``{"cancelled": True}`` — is sent as the ``extension_ui_response``; None sends
+        nothing. An exception answers ``cancelled``. None unregisters.
+        """
+        self._ui_handler = handler
 
-    async def follow_up(self, message: str, *, images: list[dict[str, Any]] | None = None) -> None:
-        await self.call({"type": "follow_up", "message": message, **({"images": images} if images else {})})
+    def answer_ui(self, request_id: str, **answer: Any) -> None:
+        """Send an ``extension_ui_response`` (``value=``, ``confirmed=``, ``cancelled=``, ``timedOut=``)."""
+        self.send_raw({"type": "extension_ui_response", "id": request_id, **answer})
 
-    async def abort(self) -> None:
-        await self.call({"type": "abort"})
+    def _answer_ui(self, handler: UiHandler, frame: Frame) -> None:
+        request_id = frame.get("id")
+        dialog = frame.get("method") in DIALOGS and isinstance(request_id, str)
 
-    async def abort_and_prompt(self, message: str) -> None:
-        await self.call({"type": "abort_and_prompt", "message": message})
+        async def run() -> None:
+            try:
+                answer = await handler(frame)
+            except Exception:  # host-side boundary: a failing handler dismisses the dialog
+                answer = {"cancelled": True}
+            if dialog and answer is not None:
+                self.answer_ui(cast(str, request_id), **answer)
 
-    async def new_session(self, parent_session: str | None = None) -> dict[str, Any]:
-        command: Frame = {"type": "new_session"}
-        if parent_session is not None:
-            command["parentSession"] = parent_session
-        return dict(await self.call(command))
-
-    async def get_state(self) -> dict[str, Any]:
-        return dict(await self.call({"type": "get_state"}))
-
-    async def set_todos(self, phases: list[dict[str, Any]]) -> dict[str, Any]:
-        return dict(await self.call({"type": "set_todos", "phases": phases}))
-
-    async def set_host_tools(self, tools: list[dict[str, Any]]) -> list[str]:
-        return list((await self.call({"type": "set_host_tools", "tools": tools}))["toolNames"])
-
-    async def set_model(self, provider: str, model_id: str) -> dict[str, Any]:
-        return dict(await self.call({"type": "set_model", "provider": provider, "modelId": model_id}))
-
-    async def cycle_model(self) -> dict[str, Any] | None:
-        return await self.call({"type": "cycle_model"})  # type: ignore[no-any-return]  # wire data
-
-    async def get_available_models(self) -> list[dict[str, Any]]:
-        return list((await self.call({"type": "get_available_models"}))["models"])
-
-    async def set_thinking_level(self, level: str) -> None:
-        await self.call({"type": "set_thinking_level", "level": level})
-
-    async def cycle_thinking_level(self) -> dict[str, Any] | None:
-        return await self.call({"type": "cycle_thinking_level"})  # type: ignore[no-any-return]  # wire data
-
-    async def set_steering_mode(self, mode: str) -> None:
-        await self.call({"type": "set_steering_mode", "mode": mode})
-
-    async def set_follow_up_mode(self, mode: str) -> None:
-        await self.call({"type": "set_follow_up_mode", "mode": mode})
-
-    async def set_interrupt_mode(self, mode: str) -> None:
-        await self.call({"type": "set_interrupt_mode", "mode": mode})
-
-    async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        command: Frame = {"type": "compact"}
-        if custom_instructions is not None:
-            command["customInstructions"] = custom_instructions
-        return dict(await self.call(command))
-
-    async def set_auto_compaction(self, enabled: bool) -> None:
-        await self.call({"type": "set_auto_compaction", "enabled": enabled})
-
-    async def set_auto_retry(self, enabled: bool) -> None:
-        await self.call({"type": "set_auto_retry", "enabled": enabled})
-
-    async def abort_retry(self) -> None:
-        await self.call({"type": "abort_retry"})
-
-    async def bash(self, command: str, *, timeout: float | None = None) -> dict[str, Any]:
-        return dict(await self.call({"type": "bash", "command": command}, timeout=timeout))
-
-    async def abort_bash(self) -> None:
-        await self.call({"type": "abort_bash"})
-
-    async def get_session_stats(self) -> dict[str, Any]:
-        return dict(await self.call({"type": "get_session_stats"}))
-
-    async def export_html(self, output_path: str | None = None) -> str:
-        command: Frame = {"type": "export_html"}
-        if output_path is not None:
-            command["outputPath"] = output_path
-        return str((await self.call(command))["path"])
-
-    async def switch_session(self, session_path: str) -> dict[str, Any]:
-        return dict(await self.call({"type": "switch_session", "sessionPath": session_path}))
-
-    async def branch(self, entry_id: str) -> dict[str, Any]:
-        return dict(await self.call({"type": "branch", "entryId": entry_id}))
-
-    async def get_branch_messages(self) -> list[dict[str, Any]]:
-        return list((await self.call({"type": "get_branch_messages"}))["messages"])
-
-    async def get_last_assistant_text(self) -> str | None:
-        data = await self.call({"type": "get_last_assistant_text"})
-        text = data.get("text") if isinstance(data, dict) else None
-        return text if isinstance(text, str) else None
-
-    async def set_session_name(self, name: str) -> None:
-        await self.call({"type": "set_session_name", "name": name})
-
-    async def get_messages(self) -> list[dict[str, Any]]:
-        return list((await self.call({"type": "get_messages"}))["messages"])
-
-    # ---- beyond the reference (docs/host-commands.md) -------------------------------
-    async def get_commands(self) -> list[dict[str, Any]]:
-        return list((await self.call({"type": "get_commands"}))["commands"])
-
-    async def clear_queue(self) -> dict[str, list[str]]:
-        return dict(await self.call({"type": "clear_queue"}))
-
-    async def list_sessions(self, scope: str = "cwd") -> list[dict[str, Any]]:
-        return list((await self.call({"type": "list_sessions", "scope": scope}))["sessions"])
-
-    async def get_tree(self) -> dict[str, Any]:
-        return dict(await self.call({"type": "get_tree"}))
-
-    async def get_tools(self) -> list[dict[str, Any]]:
-        return list((await self.call({"type": "get_tools"}))["tools"])
-
-    async def set_active_tools(self, tool_names: list[str]) -> list[str]:
-        return list((await self.call({"type": "set_active_tools", "toolNames": tool_names}))["toolNames"])
+        task = asyncio.ensure_future(run())
+        self._host_tasks[f"ui:{request_id}"] = task
+        task.add_done_callback(lambda _: self._host_tasks.pop(f"ui:{request_id}", None))
 
 
 def _loads(text: str) -> Frame:
     """Parse one stdout line; anything that is not a JSON object is kept as an ``invalid`` frame."""
-    import json
-
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
         return {"type": "invalid", "raw": text}
     return value if isinstance(value, dict) else {"type": "invalid", "value": value}
 
@@ -467,43 +495,11 @@ def _text_result(value: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "details": {}}
 
 
-class SyncRpcClient:
-    """Blocking wrapper: runs an :class:`RpcClient` on a private event loop thread."""
-
-    def __init__(self, **spawn_kwargs: Unpack[StartOptions]) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="xcsh-rpc-client", daemon=True)
-        self._thread.start()
-        self._client: RpcClient = self._run(RpcClient.start(**spawn_kwargs))
-
-    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._client, name)
-        if not asyncio.iscoroutinefunction(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self._run(attr(*args, **kwargs))
-
-        return call
-
-    def close(self) -> int | None:
-        code = self._run(self._client.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
-        return code
-
-    def __enter__(self) -> SyncRpcClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def default_env(**overrides: str) -> dict[str, str]:
     """The current environment plus ``overrides`` (convenience for spawning)."""
     env = dict(os.environ)
     env.update(overrides)
     return env
+
+
+from xcsh.rpc.sync_client import SyncRpcClient as SyncRpcClient  # noqa: E402  (it builds on RpcClient)

@@ -20,11 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from xcsh.ai.types import Model
 from xcsh.rpc import commands as c
+from xcsh.rpc import results as r
 from xcsh.rpc.validation import Invalid, check_command
 
 # Rewrites a validation failure where the protocol fixes the wording (frame, failure) → failure.
 Explain = Callable[[dict[str, Any], Invalid], Invalid]
+
+
+class NoData:
+    """Marker: the command's success response has no ``data`` key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +39,7 @@ class CommandSpec:
 
     name: str
     request: type  # the request frame's TypedDict
+    data: Any = NoData  # the type of the success response's ``data`` (``| None`` when it may be null)
     control: bool = False  # takes effect at once, even while a blocking command runs (§2.4)
     blocking: bool = False  # answered only when done (bash, compact, session switches …)
     explain: Explain | None = None  # the protocol's own error text for some failures
@@ -78,41 +85,41 @@ _SPECS = (
     CommandSpec("follow_up", c.FollowUpCommand),
     CommandSpec("abort", c.AbortCommand, control=True),
     CommandSpec("abort_and_prompt", c.AbortAndPromptCommand, blocking=True),
-    CommandSpec("new_session", c.NewSessionCommand, blocking=True),
-    CommandSpec("get_state", c.GetStateCommand),
-    CommandSpec("set_todos", c.SetTodosCommand),
-    CommandSpec("set_host_tools", c.SetHostToolsCommand, explain=_host_tools),
-    CommandSpec("get_integrations", c.GetIntegrationsCommand),
+    CommandSpec("new_session", c.NewSessionCommand, r.CancelledResult, blocking=True),
+    CommandSpec("get_state", c.GetStateCommand, r.SessionState),
+    CommandSpec("set_todos", c.SetTodosCommand, r.TodosResult),
+    CommandSpec("set_host_tools", c.SetHostToolsCommand, r.HostToolsResult, explain=_host_tools),
+    CommandSpec("get_integrations", c.GetIntegrationsCommand, r.IntegrationsResult),
     CommandSpec("set_locale", c.SetLocaleCommand),
-    CommandSpec("set_model", c.SetModelCommand),
-    CommandSpec("cycle_model", c.CycleModelCommand),
-    CommandSpec("get_available_models", c.GetAvailableModelsCommand),
+    CommandSpec("set_model", c.SetModelCommand, Model),
+    CommandSpec("cycle_model", c.CycleModelCommand, r.CycleModelResult | None),
+    CommandSpec("get_available_models", c.GetAvailableModelsCommand, r.ModelsResult),
     CommandSpec("set_thinking_level", c.SetThinkingLevelCommand, explain=_thinking_level),
-    CommandSpec("cycle_thinking_level", c.CycleThinkingLevelCommand),
+    CommandSpec("cycle_thinking_level", c.CycleThinkingLevelCommand, r.ThinkingLevelResult | None),
     CommandSpec("set_steering_mode", c.SetSteeringModeCommand),
     CommandSpec("set_follow_up_mode", c.SetFollowUpModeCommand),
     CommandSpec("set_interrupt_mode", c.SetInterruptModeCommand),
-    CommandSpec("compact", c.CompactCommand, blocking=True),
+    CommandSpec("compact", c.CompactCommand, r.CompactionResult, blocking=True),
     CommandSpec("set_auto_compaction", c.SetAutoCompactionCommand),
     CommandSpec("set_auto_retry", c.SetAutoRetryCommand),
     CommandSpec("abort_retry", c.AbortRetryCommand, control=True),
-    CommandSpec("bash", c.BashCommand, blocking=True),
+    CommandSpec("bash", c.BashCommand, r.BashResult, blocking=True),
     CommandSpec("abort_bash", c.AbortBashCommand, control=True),
-    CommandSpec("get_session_stats", c.GetSessionStatsCommand),
-    CommandSpec("export_html", c.ExportHtmlCommand, blocking=True),
-    CommandSpec("switch_session", c.SwitchSessionCommand, blocking=True),
-    CommandSpec("branch", c.BranchCommand, blocking=True),
-    CommandSpec("get_branch_messages", c.GetBranchMessagesCommand),
-    CommandSpec("get_last_assistant_text", c.GetLastAssistantTextCommand),
+    CommandSpec("get_session_stats", c.GetSessionStatsCommand, r.SessionStats),
+    CommandSpec("export_html", c.ExportHtmlCommand, r.ExportResult, blocking=True),
+    CommandSpec("switch_session", c.SwitchSessionCommand, r.CancelledResult, blocking=True),
+    CommandSpec("branch", c.BranchCommand, r.BranchResult, blocking=True),
+    CommandSpec("get_branch_messages", c.GetBranchMessagesCommand, r.BranchMessagesResult),
+    CommandSpec("get_last_assistant_text", c.GetLastAssistantTextCommand, r.LastAssistantTextResult),
     CommandSpec("set_session_name", c.SetSessionNameCommand),
-    CommandSpec("get_messages", c.GetMessagesCommand),
+    CommandSpec("get_messages", c.GetMessagesCommand, r.MessagesResult),
     # beyond the reference (docs/host-commands.md)
-    CommandSpec("get_commands", c.GetCommandsCommand),
-    CommandSpec("clear_queue", c.ClearQueueCommand),
-    CommandSpec("list_sessions", c.ListSessionsCommand),
-    CommandSpec("get_tree", c.GetTreeCommand),
-    CommandSpec("get_tools", c.GetToolsCommand),
-    CommandSpec("set_active_tools", c.SetActiveToolsCommand),
+    CommandSpec("get_commands", c.GetCommandsCommand, r.CommandsResult),
+    CommandSpec("clear_queue", c.ClearQueueCommand, r.ClearedQueue),
+    CommandSpec("list_sessions", c.ListSessionsCommand, r.SessionsResult),
+    CommandSpec("get_tree", c.GetTreeCommand, r.TreeResult),
+    CommandSpec("get_tools", c.GetToolsCommand, r.ToolsResult),
+    CommandSpec("set_active_tools", c.SetActiveToolsCommand, r.HostToolsResult),
 )
 
 SPECS: dict[str, CommandSpec] = {spec.name: spec for spec in _SPECS}
@@ -126,3 +133,11 @@ def check(spec: CommandSpec, frame: dict[str, Any]) -> dict[str, Any] | Invalid:
     if isinstance(result, Invalid) and spec.explain is not None:
         return spec.explain(frame, result)
     return result
+
+
+# Inbound frames that are not commands: the host's answers to the server's requests.
+ANSWERS: dict[str, type] = {
+    "host_tool_result": c.HostToolResultFrame,
+    "host_tool_update": c.HostToolUpdateFrame,
+    "extension_ui_response": c.ExtensionUiResponseFrame,
+}

@@ -66,6 +66,24 @@ def fields(td: type) -> dict[str, Any]:
     return typing.get_type_hints(td, include_extras=True)
 
 
+def required_keys(td: type) -> frozenset[str]:
+    """The keys a ``TypedDict`` requires, read from the resolved annotations.
+
+    ``__required_keys__`` is wrong for classes declared under ``from __future__ import
+    annotations`` on Python 3.11 (the string annotations hide ``NotRequired``).
+    """
+    total = getattr(td, "__total__", True)
+    out = set()
+    for key, annotation in typing.get_type_hints(td, include_extras=True).items():
+        origin = get_origin(annotation)
+        while origin is Annotated:
+            annotation = get_args(annotation)[0]
+            origin = get_origin(annotation)
+        if origin is Required or (total and origin is not NotRequired):
+            out.add(key)
+    return frozenset(out)
+
+
 def _apply_meta(schema: JsonSchema, metas: list[Meta], base: Any) -> JsonSchema:
     if not metas:
         return schema
@@ -155,8 +173,8 @@ class SchemaBuilder:
             schema["description"] = doc
         schema["type"] = "object"
         schema["properties"] = properties
-        required_keys: frozenset[str] = getattr(td, "__required_keys__", frozenset())
-        required = [key for key in properties if key in required_keys]
+        needed = required_keys(td)
+        required = [key for key in properties if key in needed]
         if required:
             schema["required"] = required
         self.defs[name] = schema

@@ -20,7 +20,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
-from xcsh.rpc.typeschema import fields, is_typeddict, unwrap
+from xcsh.rpc.typeschema import fields, is_typeddict, required_keys, unwrap
 
 _AT = re.compile(r" - at `(\$[^`]*)`$")
 _MISSING = re.compile(r"^Object missing required field `([^`]+)`")
@@ -43,6 +43,8 @@ def check_command(request: type, frame: dict[str, Any]) -> dict[str, Any] | Inva
         value: dict[str, Any] = msgspec.convert(frame, type=request, strict=True)
     except msgspec.ValidationError as exc:
         return explain(request, frame, str(exc))
+    except RecursionError:
+        return Invalid("the command is nested too deeply", False, "(frame)")
     return value
 
 
@@ -111,8 +113,8 @@ def _value_at(value: Any, steps: list[str | int]) -> Any:
 def _show(value: Any, limit: int = 80) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -156,7 +158,7 @@ def _describe_plain(tp: Any) -> str:
     if origin is dict or tp is dict:
         return "an object"
     if is_typeddict(tp):
-        required: frozenset[str] = getattr(tp, "__required_keys__", frozenset())
+        required = required_keys(tp)
         keys = ", ".join(k + ("" if k in required else "?") for k in fields(tp))
         return f"a {tp.__name__} object {{{keys}}}"
     return str(tp)

@@ -47,7 +47,9 @@ async def serve(
     message_updates: MessageUpdates = "full",
 ) -> None:
     """Serve ``session`` on stdio until stdin reaches EOF."""
-    writer = FrameWriter(frame_fd)
+    from xcsh.modes.rpc.frame_check import frame_check_from_env
+
+    writer = FrameWriter(frame_fd, check=frame_check_from_env(os.environ))
     server = build_server(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     reader = StdinReader(asyncio.get_running_loop())
     reader.start()

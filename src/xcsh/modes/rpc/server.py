@@ -153,6 +153,10 @@ class RpcServer:
     # ---- input -------------------------------------------------------------------------
     async def serve(self, reader: ChunkSource) -> None:
         """Process stdin until EOF; returns when the input ends."""
+        unspecified = sorted(set(self.handlers) - set(SPECS))
+        if unspecified:
+            # every command needs its TypedDict in xcsh.rpc.commands (docs/protocol.md, "Adding a command")
+            logger.warning("commands without a wire type, not validated: %s", ", ".join(unspecified))
         self.write({"type": "ready", "version": __version__})
         for callback in self.on_ready:
             callback()
@@ -241,6 +245,13 @@ class RpcServer:
         return {"id": request["id"], **response}
 
     async def _run_command(self, frame: Any) -> None:
+        try:
+            await self._handle_command(frame)
+        except Exception as exc:  # never let one line stop the worker: e.g. a frame too deep to echo
+            logger.debug("line could not be handled", exc_info=True)
+            self.parse_error(str(exc) or type(exc).__name__)
+
+    async def _handle_command(self, frame: Any) -> None:
         if frame is None or not isinstance(frame, dict):
             if frame is None:
                 self.parse_error("Cannot read properties of null (reading 'type')")

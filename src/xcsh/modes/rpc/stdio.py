@@ -11,6 +11,7 @@ import asyncio
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from xcsh.rpc.jsonl import encode_frame
@@ -28,12 +29,15 @@ def claim_stdout() -> int:
 class FrameWriter:
     """The only writer of frames: each frame is encoded and written whole, in call order."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, check: Callable[[Any], None] | None = None) -> None:
         self._fd = fd
         self._lock = threading.Lock()
+        self._check = check  # the outbound-checking debug switch (modes/rpc/frame_check.py)
         self.closed = False
 
     def write(self, frame: Any) -> None:
+        if self._check is not None:
+            self._check(frame)
         data = encode_frame(frame)
         with self._lock:
             if self.closed:
