@@ -33,6 +33,7 @@ import msgspec
 
 from xcsh.rpc.client_commands import AsyncCommands
 from xcsh.rpc.frame_log import FrameLog
+from xcsh.rpc.frames import ServerEvent
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line, encode_frame
 from xcsh.rpc.rebuild import PartialMessages
 
@@ -349,8 +350,11 @@ class RpcClient(AsyncCommands):
     async def wait_for_type(self, kind: str, *, since: int = 0, timeout: float | None = None) -> Frame:
         return await self.wait_for(lambda f: f.get("type") == kind, since=since, timeout=timeout)
 
-    async def events(self, *, since: int | None = None) -> AsyncIterator[Frame]:
-        """Every non-response frame from ``since`` (default: now) on, as it arrives, until the process exits."""
+    async def events(self, *, since: int | None = None) -> AsyncIterator[ServerEvent]:
+        """Every non-response frame from ``since`` (default: now) on, as it arrives, until the process exits.
+
+        Typed as :data:`~xcsh.rpc.frames.ServerEvent`: narrow on ``frame["type"]``.
+        """
         stream: asyncio.Queue[Frame | None] = asyncio.Queue()
         self._streams.append(stream)
         try:
@@ -358,13 +362,13 @@ class RpcClient(AsyncCommands):
             ended = self._reader is not None and self._reader.done()
             for frame in backlog:
                 if frame.get("type") != "response":
-                    yield frame
+                    yield cast(ServerEvent, frame)
             while not ended:
                 item = await stream.get()
                 if item is None:
                     return
                 if item.get("type") != "response":
-                    yield item
+                    yield cast(ServerEvent, item)
         finally:
             self._streams.remove(stream)
 

@@ -414,3 +414,40 @@ OTHER_FRAMES: dict[str, type] = {
     "extension_error": ExtensionErrorFrame,
     "settled": SettledFrame,
 }
+
+# Every outbound frame except responses: what RpcClient.events() yields (narrow on "type").
+ServerEvent = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | AutoCompactionStartEvent
+    | AutoCompactionEndEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
+    | RetryFallbackAppliedEvent
+    | RetryFallbackSucceededEvent
+    | TtsrTriggeredEvent
+    | TodoReminderEvent
+    | TodoAutoClearEvent
+    | SelectRequest
+    | ConfirmRequest
+    | InputRequest
+    | EditorRequest
+    | CancelRequest
+    | NotifyRequest
+    | SetStatusRequest
+    | SetWidgetRequest
+    | SetTitleRequest
+    | SetEditorTextRequest
+    | HostToolCallFrame
+    | HostToolCancelFrame
+    | ExtensionErrorFrame
+    | ReadyFrame
+)

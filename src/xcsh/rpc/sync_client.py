@@ -20,6 +20,7 @@ from xcsh.rpc import results as r
 if TYPE_CHECKING:
     from xcsh.rpc.client import RpcClient, StartOptions
     from xcsh.rpc.frame_log import FrameLog
+    from xcsh.rpc.frames import ServerEvent
 
 T = TypeVar("T")
 Frame = dict[str, Any]
@@ -103,9 +104,9 @@ class SyncRpcClient:
     def prompt_and_wait(self, message: str, *, timeout: float | None = None, **fields: Any) -> list[Frame]:
         return self._run(self.client.prompt_and_wait(message, timeout=timeout, **fields))
 
-    def events(self, *, since: int | None = None) -> Iterator[Frame]:
+    def events(self, *, since: int | None = None) -> Iterator[ServerEvent]:
         """Every non-response frame from ``since`` (default: now) on, until the process exits."""
-        items: queue.Queue[Frame | None] = queue.Queue()
+        items: queue.Queue[ServerEvent | None] = queue.Queue()
         started = threading.Event()
 
         async def pump() -> None:
