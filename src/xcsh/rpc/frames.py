@@ -449,5 +449,6 @@ ServerEvent = (
     | HostToolCallFrame
     | HostToolCancelFrame
     | ExtensionErrorFrame
+    | SettledFrame
     | ReadyFrame
 )
