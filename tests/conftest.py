@@ -49,12 +49,14 @@ def _network_guard(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _outbound_frames_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """With ``XCSH_RPC_CHECK_FRAMES=1`` (the CI's second e2e run), a frame off the schema fails the test."""
+def _outbound_frames_checked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """With ``XCSH_RPC_CHECK_FRAMES=1`` (as scripts/test runs), a frame off the protocol schema fails the test."""
     if os.environ.get("XCSH_RPC_CHECK_FRAMES") != "1":
         yield
         return
-    log = tmp_path / "frame-violations.log"
+    log = request.getfixturevalue("tmp_path") / "frame-violations.log"
     monkeypatch.setenv("XCSH_RPC_CHECK_FRAMES_LOG", str(log))
     yield
     if log.exists() and log.read_text(encoding="utf-8"):

@@ -76,7 +76,7 @@ async def test_no_key_or_header_value_appears_in_any_frame_session_file_or_expor
     assert fake_llm.requests[0].headers["x-token"] == HEADER_TOKEN
     session_file = Path(state["sessionFile"])
     places = {
-        "frames": json.dumps(client.frames, ensure_ascii=False),
+        "frames": json.dumps(list(client.frames), ensure_ascii=False),
         "session file": session_file.read_text(),
         "export": exported.read_text(),
         "requests": "".join(r.body.decode("utf-8", "replace") for r in fake_llm.requests),
