@@ -91,20 +91,43 @@ class MessageStartEvent(TypedDict):
     message: AgentMessage
 
 
+class SlimDeltaEvent(TypedDict):
+    """A delta without the partial message (`--message-updates delta` only)."""
+
+    type: Literal["text_delta", "thinking_delta", "toolcall_delta"]
+    contentIndex: int
+    delta: str
+
+
 AssistantMessageEvent = (
-    StartEvent | BlockStartEvent | BlockDeltaEvent | TextEndEvent | ToolCallEndEvent | DoneEvent | ErrorEvent
+    StartEvent
+    | BlockStartEvent
+    | BlockDeltaEvent
+    | TextEndEvent
+    | ToolCallEndEvent
+    | DoneEvent
+    | ErrorEvent
+    | SlimDeltaEvent
 )
 
 
 class MessageUpdateEvent(TypedDict):
-    """A streaming step of an assistant message."""
+    """A streaming step of an assistant message.
+
+    With `--message-updates delta`, a `*_delta` update carries only its event (no `partial`,
+    no `message`); append `delta` to block `contentIndex` of the message being streamed.
+    """
 
     type: Literal["message_update"]
     assistantMessageEvent: Annotated[
         AssistantMessageEvent,
         Meta(description="The block-level event; `partial` is the whole message so far."),
     ]
-    message: Annotated[AssistantMessage, Meta(description="The partial assistant message.")]
+    message: NotRequired[
+        Annotated[
+            AssistantMessage, Meta(description="The partial assistant message (omitted for slim deltas).")
+        ]
+    ]
 
 
 class MessageEndEvent(TypedDict):

@@ -96,6 +96,12 @@ class SessionState(TypedDict):
     todoPhases: list[TodoPhase]
     systemPrompt: str
     dumpTools: Annotated[list[ToolInfo], Meta(description="The active tools.")]
+    messageUpdates: NotRequired[
+        Annotated[
+            Literal["full", "delta"],
+            Meta(description="How `message_update` frames are sent (`--message-updates`; an xcsh extra)."),
+        ]
+    ]
 
 
 class CancelledResult(TypedDict):

@@ -162,7 +162,19 @@ class FrameChecker:
         self._validators: dict[str, Any] = {}
 
     def violations(self, frame: Any) -> list[str]:
-        """Why ``frame`` does not match the protocol (empty when it does)."""
+        """Why ``frame`` does not match the protocol (empty when it does).
+
+        The frame is checked as it is written: encoded as the server encodes it (pre-encoded
+        ``msgspec.Raw`` parts included) and decoded again.
+        """
+        import msgspec
+
+        from xcsh.rpc.jsonl import encode_json
+
+        try:
+            frame = msgspec.json.decode(encode_json(frame))
+        except (TypeError, ValueError, msgspec.DecodeError) as exc:
+            return [f"frame cannot be written as JSON: {exc}"]
         name = outbound_def(frame)
         if name is None:
             kind = frame.get("type") if isinstance(frame, dict) else type(frame).__name__
