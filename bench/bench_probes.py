@@ -268,6 +268,47 @@ ROWS = [
 ]
 
 
+# (target, probe, figure, the largest xcsh ÷ best-peer ratio that meets it) — the issue's targets
+TARGETS = [
+    ("spawn → first get_state ≤ 0.1×", "startup", "median_ms", 0.1),
+    ("get_state round trip ≤ 1× (median)", "round_trip", "median_ms", 1.0),
+    ("immediate prompt → first text_delta ≤ 0.1×, OpenAI", "immediate_openai", "median_ms", 0.1),
+    ("immediate prompt → first text_delta ≤ 0.1×, Anthropic", "immediate_anthropic", "median_ms", 0.1),
+    ("idle first prompt → first text_delta ≤ 0.5×, OpenAI", "idle_openai", "idle_first_median_ms", 0.5),
+    ("idle first prompt → first text_delta ≤ 0.5×, Anthropic", "idle_anthropic", "idle_first_median_ms", 0.5),
+    ("second prompt → first text_delta ≤ 0.5×, OpenAI", "idle_openai", "second_median_ms", 0.5),
+    ("second prompt → first text_delta ≤ 0.5×, Anthropic", "idle_anthropic", "second_median_ms", 0.5),
+    ("300 prompts: ms per prompt ≤ 0.25× (last 20)", "many_prompts", "last20_median_ms", 0.25),
+    ("20,000-delta answer: agent CPU ≤ 0.15×", "long_answer", "agent_cpu_s", 0.15),
+    ("20,000-delta answer: peak RSS ≤ 0.15×", "long_answer", "peak_rss_mb", 0.15),
+    ("64 KiB tool arguments: agent CPU ≤ 0.1×", "tool_arguments", "agent_cpu_s", 0.1),
+]
+
+
+def targets(results: dict[str, dict[str, Any]], names: list[str]) -> str:
+    """Each target: xcsh's figure, the best peer's, the ratio and whether it is met."""
+    peers = [n for n in names if n != "xcsh"]
+    lines = ["| target | xcsh | best peer | ratio | met |", "|---|---|---|---|---|"]
+    for label, probe, figure, limit in TARGETS:
+        ours = results.get("xcsh", {}).get(probe, {}).get(figure)
+        theirs = [(results[n].get(probe, {}).get(figure), n) for n in peers]
+        found = [(v, n) for v, n in theirs if isinstance(v, (int, float)) and v > 0]
+        if not isinstance(ours, (int, float)) or not found:
+            continue
+        best, who = min(found)
+        ratio = ours / best
+        lines.append(
+            f"| {label} | {ours:,} | {best:,} ({who}) | {ratio:.2f}× | {'yes' if ratio <= limit else 'no'} |"
+        )
+    many = results.get("xcsh", {}).get("many_prompts", {})
+    if "last_over_first" in many:
+        flat = many["last_over_first"]
+        lines.append(
+            f"| 300 prompts flat: last 20 within 20 % of first 20 | {flat:.2f}× | — | — | {'yes' if flat <= 1.2 else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
 def _cell(results: dict[str, Any], probe: str, figure: str) -> str:
     value = results.get(probe)
     if value is None:
@@ -337,6 +378,7 @@ async def main() -> None:
             results.setdefault(name, figures)
     names = [n for n in ("xcsh", "pi", "omp") if n in results]
     text = table(results, names)
+    goals = targets(results, names)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -350,6 +392,7 @@ async def main() -> None:
         ),
         "results": results,
         "table": text,
+        "targets": goals,
     }
     out = Path(options.out)
     out.parent.mkdir(exist_ok=True)
@@ -358,6 +401,8 @@ async def main() -> None:
         f"{report['date']}  {report['machine']}\nload before: {load_before}\nload after:  {report['load_after']}"
     )
     print(text)
+    print()
+    print(goals)
 
 
 if __name__ == "__main__":
