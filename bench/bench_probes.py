@@ -38,6 +38,8 @@ OPENAI, ANTHROPIC = "openai-completions", "anthropic-messages"
 WIRES = {"openai": OPENAI, "anthropic": ANTHROPIC}
 TEXT_DELTA = "message_update:text_delta"
 LONG_WAIT_S = 300  # a long answer not over by then is reported as TimeoutError
+PROBE_WAIT_S = 1200  # a probe not over by then is reported as TimeoutError (its processes killed)
+SPARE = 10
 
 
 def _ms(seconds: float) -> float:
@@ -62,11 +64,24 @@ class Probes:
         self.agent = agent
         self.fake = fake
         self.quick = quick
+        self.spawned: list[Host] = []
 
     async def _spawn(self, api: str = OPENAI) -> tuple[Host, Any]:
         ws = self.agent.workspace(self.fake.base_url, api)
         host = await Host.start(ws.argv(), cwd=ws.project, env=ws.env)
+        self.spawned.append(host)
         return host, ws
+
+    def _script(self, *steps: script.Step) -> None:
+        """The fake LLM's answers for one run, plus spare ones: a peer may ask for more (a title)."""
+        self.fake.reset()
+        self.fake.script(*steps, *(script.text(f"spare answer {i}") for i in range(SPARE)))
+
+    def kill_spawned(self) -> None:
+        """Kill whatever a failed or timed-out probe left running."""
+        for host in self.spawned:
+            if host.process.returncode is None:
+                host.process.kill()
 
     async def _idle(self, host: Host) -> None:
         """Wait until ``get_state`` says the run chain is over (not timed)."""
@@ -109,7 +124,7 @@ class Probes:
     async def first_token_immediate(self, api: str) -> dict[str, Any]:
         times = []
         for _ in range(2 if self.quick else 5):
-            self.fake.script(script.text("hello there, this is the answer"))
+            self._script(script.text("hello there, this is the answer"))
             t0 = time.perf_counter()
             host, ws = await self._spawn(api)
             first, end = host.expect(TEXT_DELTA), host.expect("agent_end")
@@ -123,7 +138,7 @@ class Probes:
     async def first_token_idle(self, api: str) -> dict[str, Any]:
         idle, second = [], []
         for _ in range(2 if self.quick else 5):
-            self.fake.script(script.text("first answer here"), script.text("second answer here"))
+            self._script(script.text("first answer here"), script.text("second answer here"))
             host, ws = await self._spawn(api)
             await host.send({"type": "get_state"})
             await asyncio.sleep(2.0)
@@ -143,7 +158,7 @@ class Probes:
 
     async def many_prompts(self) -> dict[str, Any]:
         count = 60 if self.quick else 300
-        self.fake.script(*(script.text(f"answer {i} " + "x" * 200) for i in range(count)))
+        self._script(*(script.text(f"answer {i} " + "x" * 200) for i in range(count)))
         host, ws = await self._spawn()
         await host.send({"type": "get_state"})
         per_prompt = []
@@ -171,7 +186,7 @@ class Probes:
 
     async def long_answer(self) -> dict[str, Any]:
         deltas = 2000 if self.quick else 20000
-        self.fake.script(script.Reply(text=[f"token{i} " for i in range(deltas)]))
+        self._script(script.Reply(text=[f"token{i} " for i in range(deltas)]))
         host, ws = await self._spawn()
         await host.send({"type": "get_state"})
         cpu0 = host.cpu_seconds()
@@ -199,7 +214,7 @@ class Probes:
         content = (line * (size // len(line) + 1))[:size]
         arguments = json.dumps({"path": "out.txt", "content": content})
         call = script.ToolCallSpec("call_1", "write", arguments, fragment_size=10)
-        self.fake.script(script.Reply(tool_calls=[call]), script.text("written"))
+        self._script(script.Reply(tool_calls=[call]), script.text("written"))
         host, ws = await self._spawn()
         await host.send({"type": "get_state"})
         cpu0 = host.cpu_seconds()
@@ -367,10 +382,14 @@ async def main() -> None:
             for agent in agents:
                 fake.reset()
                 print(f"-- {agent.name}: {name}", file=sys.stderr, flush=True)
+                probes = Probes(agent, fake, options.quick)
                 try:
-                    results[agent.name][name] = await PROBES[name](Probes(agent, fake, options.quick))
+                    results[agent.name][name] = await asyncio.wait_for(PROBES[name](probes), PROBE_WAIT_S)
                 except Exception as exc:  # a peer that cannot do a probe is a figure, not a crash
                     results[agent.name][name] = {"failed": f"{type(exc).__name__}: {exc}"[:200]}
+                    probes.kill_spawned()
+                partial = Path(options.out).with_suffix(".partial.json")
+                partial.write_text(json.dumps({"results": results, "load_before": load_before}, indent=1))
     earlier: dict[str, Any] = {}
     if options.peer_results:
         earlier = json.loads(Path(options.peer_results).read_text())
