@@ -220,6 +220,31 @@ async def main() -> int:
     load_before = os.getloadavg()
     started = time.time()
     runs: list[Run] = []
+
+    def write_report() -> dict[str, Any]:
+        # rewritten after every run, so an interrupted benchmark still leaves its results
+        summary = summarize(tasks, runs)
+        report = {
+            "model": options.model or "(default)",
+            "label": options.label,
+            "xcsh_args": args,
+            "reps": options.reps,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "wall_seconds": round(time.time() - started, 1),
+            "machine": {
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "loadavg_before": [round(x, 2) for x in load_before],
+                "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                "local_threads": os.environ.get("XCSH_LOCAL_THREADS") or "default",
+            },
+            "summary": summary,
+            "runs": [asdict(r) for r in runs],
+        }
+        options.out.parent.mkdir(parents=True, exist_ok=True)
+        options.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        return summary
+
     for rep in range(1, options.reps + 1):
         for task in tasks:
             run = await run_once(task, rep, args, options.timeout)
@@ -231,26 +256,8 @@ async def main() -> int:
                 f"tools={','.join(run.tool_calls) or '-'}{note}",
                 flush=True,
             )
-    summary = summarize(tasks, runs)
-    print_table(summary, options.model or "(default)")
-    report = {
-        "model": options.model or "(default)",
-        "label": options.label,
-        "xcsh_args": args,
-        "reps": options.reps,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "wall_seconds": round(time.time() - started, 1),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        },
-        "summary": summary,
-        "runs": [asdict(r) for r in runs],
-    }
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write_report()
+    print_table(write_report(), options.model or "(default)")
     print(f"wrote {options.out}")
     return 0
 
