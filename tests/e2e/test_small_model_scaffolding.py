@@ -61,6 +61,8 @@ async def test_a_small_model_that_gives_up_after_a_failed_edit_gets_one_more_tur
     # the error carries the file's current text, so the model can copy old_text from it
     assert results(frames)[0][1] is True and "def add(a, b):\n    return a - b" in error
     assert NUDGE in user_texts(fake_llm.requests[2].json)[-1]
+    # the extra turn must act: it requires a tool call; the turns around it do not
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [None, None, "required", None]
     nudges = [f for f in frames if f["type"] == "message_end" and f["message"]["role"] == "custom"]
     assert [(m["message"]["customType"], m["message"]["display"]) for m in nudges] == [
         ("toolRecovery", False)
@@ -155,3 +157,24 @@ async def test_a_small_model_is_not_forced_to_plan_with_todo_write_before_the_ta
     assert "tool_choice" not in small and not any("Plan before you act" in t for t in user_texts(small))
     # the same prompt to a model without the profile gets the eager todo prelude (agent-behaviour §8.4)
     assert default["tool_choice"]["function"]["name"] == "todo_write"
+
+
+async def test_a_small_model_edits_in_replace_mode_unless_the_edit_mode_is_configured(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.agent / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=SMALL))
+    args = ["--no-session", "--tools", "read,edit"]
+    modes = []
+    for model, config in (
+        ("fake/tiny-coder", ""),
+        ("fake/tiny-coder", "edit:\n  mode: hashline\n"),
+        ("fake/fake-model", ""),
+    ):
+        workspace.config(config)
+        async with RpcClient.spawn(
+            args=["--model", model, *args], cwd=workspace.proj, env=workspace.env
+        ) as client:
+            tools = {t["name"]: t for t in (await client.get_state())["dumpTools"]}
+        item = tools["edit"]["parameters"]["properties"]["edits"]["items"]["properties"]
+        modes.append("replace" if "old_text" in item else "hashline")
+    assert modes == ["replace", "hashline", "hashline"]

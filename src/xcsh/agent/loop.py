@@ -6,7 +6,8 @@ start of a run and after each turn; follow-ups only when the agent would otherwi
 Recovery turn: when a turn's tool calls failed and the model's next reply ends the run
 (an answer, no tool call, stop reason ``stop``), ``recovery_message`` (if given) may
 return a message that is delivered like a steering message, giving the model one more
-turn to fix the call. At most once per run, so a run always ends.
+turn to fix the call; that turn requires a tool call (``tool_choice: required``), since
+the model had just chosen to stop. At most once per run, so a run always ends.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
     first_turn = True
     failed: list[ToolResultMessage] = []  # the previous turn's failed tool results
     recovered = False
+    forced_choice: str | None = None
     while True:
         has_tool_calls = True
         while has_tool_calls or pending:
@@ -99,7 +101,8 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
                 emit({"type": "message_start", "message": message})
                 emit({"type": "message_end", "message": message})
             pending = []
-            assistant = await _stream_assistant(hooks, signal)
+            assistant = await _stream_assistant(hooks, signal, forced_choice)
+            forced_choice = None
             added.append(cast(AgentMessage, assistant))
             ctx = _tool_context(hooks, signal, added)
             if assistant["stopReason"] in ("error", "aborted"):
@@ -120,6 +123,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
                 if nudge is not None:
                     recovered = True
                     pending = [nudge]
+                    forced_choice = "required"
             failed = [r for r in results if r["isError"]]
         follow_ups = hooks.dequeue_follow_up()
         if follow_ups:
@@ -146,7 +150,9 @@ def _tool_context(hooks: LoopHooks, signal: AbortSignal, added: list[AgentMessag
     )
 
 
-async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantMessage:
+async def _stream_assistant(
+    hooks: LoopHooks, signal: AbortSignal, forced_choice: str | None = None
+) -> AssistantMessage:
     model = hooks.get_model()
     tools = [t for t in hooks.get_tools() if not t.hidden]
     context: Context = {
@@ -157,7 +163,7 @@ async def _stream_assistant(hooks: LoopHooks, signal: AbortSignal) -> AssistantM
         tracing = hooks.intent_tracing(model)
         context["tools"] = [llm_tool(t, tracing) for t in tools]
     options = hooks.make_options(model, signal)
-    choice = hooks.take_tool_choice()
+    choice = hooks.take_tool_choice() or forced_choice
     if choice:
         options.tool_choice = choice
     stream = hooks.stream_fn(model, context, options)

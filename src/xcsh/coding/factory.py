@@ -93,7 +93,7 @@ def create_session(options: StartupOptions) -> AgentSession:
     level = _initial_level(options, settings, model, cli_level, restored, role_level)
     names = _tool_names(options, settings)
     registered = _with_companions(names, settings) if options.tools is not None else names
-    tools = create_coding_tools(options.cwd, registered, tool_options(settings))
+    tools = create_coding_tools(options.cwd, registered, tool_options(settings, model))
     active = names if (options.tools is not None or not options.no_tools) else []
     project = _project_context(options, settings)
     config = SessionConfig(

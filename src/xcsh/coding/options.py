@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from xcsh.ai.types import Model
+from xcsh.coding.recovery import has_small_profile
 from xcsh.coding.tools import EDIT_MODES, ENABLING_SETTINGS, ToolOptions
 
 if TYPE_CHECKING:
@@ -89,9 +91,16 @@ def tool_selection(options: ToolChoice, settings: Settings, name: str) -> tuple[
     return listed, listed
 
 
-def tool_options(settings: Settings) -> ToolOptions:
-    """The built-in tools' options from settings; an unknown ``edit.mode`` falls back to hashline."""
+def tool_options(settings: Settings, model: Model | None = None) -> ToolOptions:
+    """The built-in tools' options from settings; an unknown ``edit.mode`` falls back to hashline.
+
+    A starting model with the small-model profile edits in ``replace`` mode unless
+    ``edit.mode`` is configured: a 1.5B model copies text it has read far more reliably
+    than it copies line anchors (docs/local-model.md).
+    """
     mode = str(settings.get("edit.mode", "hashline")).strip().lower()
+    if model is not None and has_small_profile(model) and not settings.is_configured("edit.mode"):
+        mode = "replace"
     if mode not in EDIT_MODES:
         logger.warning(
             "edit.mode %r is not supported (known: %s); using hashline", mode, ", ".join(EDIT_MODES)

@@ -187,6 +187,10 @@ class Settings:
                 return copy.deepcopy(value)
         return default
 
+    def is_configured(self, key: str) -> bool:
+        """True when ``key`` is set by an override, the project file or the user file (not a default)."""
+        return key in self._overrides or any(_lookup(layer, key)[0] for layer in (self._project, self._user))
+
     def get_user(self, key: str, default: Any = None) -> Any:
         """A value from overrides, the user file or the defaults — never the project file.
 

@@ -266,3 +266,19 @@ async def test_notebooks_are_left_to_the_notebook_tool(tmp_path: Path) -> None:
     (tmp_path / "n.ipynb").write_text('{"cells": []}\n')
     with pytest.raises(ToolError, match="use the notebook tool"):
         await _run(tmp_path, "edit", {"edits": [{"path": "n.ipynb", "loc": "append", "content": ["x"]}]})
+
+
+async def test_an_edit_with_made_up_anchors_is_answered_with_the_file_s_current_anchors(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.json").write_text('{\n  "port": 8080\n}\n')
+    guessed = {"path": "config.json", "loc": {"range": {"pos": "2", "end": "2"}}, "content": '  "port": 9090'}
+    with pytest.raises(ToolError) as info:
+        await _run(tmp_path, "edit", {"edits": [guessed]})
+    listing = "\n".join(
+        anchor(n, line) + ":" + line for n, line in enumerate(["{", '  "port": 8080', "}"], 1)
+    )
+    assert str(info.value).endswith(f"The current anchors of config.json are:\n{listing}")
+    (tmp_path / "long.txt").write_text("x\n" * 100)
+    with pytest.raises(ToolError, match=r"Read long\.txt to get its anchors\.$"):
+        await _run(tmp_path, "edit", {"edits": [{**guessed, "path": "long.txt"}]})

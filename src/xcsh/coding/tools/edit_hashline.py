@@ -44,6 +44,7 @@ from xcsh.coding.tools.paths import display_path, resolve_path
 
 _BOM = "\ufeff"
 PREVIEW_MAX_LINES = 16
+ANCHOR_LISTING_MAX_LINES = 60  # a malformed anchor's error lists a file this short whole
 PREVIEW_RUN = 3
 
 
@@ -124,10 +125,21 @@ def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
             try:
                 plan.edits.append(resolve_loc(edit["loc"], content_lines(edit.get("content")), index))
             except ToolError as exc:
-                raise ToolError(f"{label}: {exc}") from exc
+                raise ToolError(f"{label}: {exc}{_current_anchors(plan)}") from exc
         elif not edit.get("delete") and move is None:
             raise ToolError(f"{label} needs loc (with content), delete: true, or move")
     return list(plans.values())
+
+
+def _current_anchors(plan: _FilePlan) -> str:
+    """For a malformed anchor: the file's current anchors when it is short, else a hint to read it."""
+    if not plan.exists:
+        return ""
+    lines = Document.parse(plan.original).lines
+    if len(lines) > ANCHOR_LISTING_MAX_LINES:
+        return f" Read {plan.shown} to get its anchors."
+    listing = "\n".join(format_line(number, line) for number, line in enumerate(lines, start=1))
+    return f" The current anchors of {plan.shown} are:\n{listing}"
 
 
 def _plan(plan: _FilePlan) -> None:
