@@ -50,7 +50,7 @@ def _skip_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "skipped project code" in line]
 
 
-def test_an_untrusted_project_extension_does_not_run_and_runs_after_trust(
+async def test_an_untrusted_extension_does_not_run_runs_after_trust_and_planted_code_lapses_the_trust(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     _add_extension(workspace, "guard")
@@ -67,18 +67,10 @@ def test_an_untrusted_project_extension_does_not_run_and_runs_after_trust(
     store = workspace.agent / "trust.json"
     assert store.stat().st_mode & 0o777 == 0o600
     assert list(json.loads(store.read_text())["projects"]) == [str(workspace.proj.resolve())]
-
     (workspace.proj / "guard.ran").unlink()
-    remembered = _print(workspace, fake_llm)  # the stored trust holds while the code is unchanged
-    assert _skip_lines(remembered.stderr) == [] and (workspace.proj / "guard.ran").exists()
 
-
-async def test_an_extension_the_agent_writes_under_xcsh_is_not_trusted_by_that_act(
-    workspace: Workspace, fake_llm: FakeLLM
-) -> None:
-    _add_extension(workspace, "guard")
-    assert _print(workspace, fake_llm, "--trust").returncode == 0
-    # a (prompt-injected) model writes a new extension into the trusted project
+    # without --trust the stored trust holds while the code is unchanged; in that session a
+    # (prompt-injected) model writes a new extension into the trusted project
     planted = MARKER_EXT.format(name="planted")
     fake_llm.script(
         script.tool_calls(("w1", "write", {"path": ".xcsh/extensions/planted.py", "content": planted})),
@@ -87,10 +79,11 @@ async def test_an_extension_the_agent_writes_under_xcsh_is_not_trusted_by_that_a
     args = ["--model", "fake/fake-model", "--tools", "write", "--no-session"]
     async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
         await client.prompt_and_wait("please add a helper")
+    assert (workspace.proj / "guard.ran").exists()
     assert (workspace.proj / ".xcsh" / "extensions" / "planted.py").exists()
-    (workspace.proj / "guard.ran").unlink()  # it ran in the sessions above, while trusted
+    (workspace.proj / "guard.ran").unlink()
 
-    after = _print(workspace, fake_llm)
+    after = _print(workspace, fake_llm)  # the planted file is not trusted by that act
     assert not (workspace.proj / "planted.ran").exists()
     assert not (workspace.proj / "guard.ran").exists()  # the whole directory's trust lapsed
     [line] = _skip_lines(after.stderr)
