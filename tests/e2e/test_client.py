@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from conftest import BASE_ARGS, Workspace
-from xcsh.rpc.client import RpcClient, RpcError, SyncRpcClient
+from xcsh.rpc.client import RpcClient, RpcError
+from xcsh.rpc.sync_client import SyncRpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import BASE_ARGS, Workspace
-from xcsh.rpc.client import RpcClient, RpcStartupError, SyncRpcClient
+from xcsh.rpc.client import RpcClient, RpcStartupError
+from xcsh.rpc.sync_client import SyncRpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 

@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import BASE_ARGS, Workspace
-from xcsh.rpc.client import SyncRpcClient
 from xcsh.rpc.protocol import SPECS
 from xcsh.rpc.schema import FrameChecker
+from xcsh.rpc.sync_client import SyncRpcClient
 from xcsh.rpc.typeschema import fields, is_typeddict, required_keys, unwrap
 from xcsh.testing.fake_llm import FakeLLM
 

@@ -8,10 +8,11 @@ import typing
 
 import pytest
 
-from xcsh.rpc.client import RpcClient, SyncRpcClient
+from xcsh.rpc.client import RpcClient
 from xcsh.rpc.frame_log import FrameLog
 from xcsh.rpc.protocol import SPECS
 from xcsh.rpc.schema import protocol_schema
+from xcsh.rpc.sync_client import SyncRpcClient
 from xcsh.rpc.typeschema import fields
 
 COMMANDS = sorted(protocol_schema()["x-commands"])

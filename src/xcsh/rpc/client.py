@@ -504,6 +504,3 @@ def default_env(**overrides: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(overrides)
     return env
-
-
-from xcsh.rpc.sync_client import SyncRpcClient as SyncRpcClient  # noqa: E402  (it builds on RpcClient)

@@ -65,12 +65,13 @@ warning at start-up for a handler without a wire type.
 
 ## The client
 
-`xcsh.rpc.client.RpcClient` (asyncio) and `SyncRpcClient` (blocking, same methods) start
+`xcsh.rpc.client.RpcClient` (asyncio) and `xcsh.rpc.sync_client.SyncRpcClient` (blocking, same methods) start
 the process and have one method per command, returning the typed `data` below (or None)
 and raising `RpcError` on `success:false`.
 
 ```python
-from xcsh.rpc.client import RpcClient, SyncRpcClient
+from xcsh.rpc.client import RpcClient
+from xcsh.rpc.sync_client import SyncRpcClient
 
 async with RpcClient.spawn(args=["--model", "anthropic/claude-sonnet-4-5"]) as client:
     events = await client.prompt_and_wait("Fix the failing test")   # every event of the run
