@@ -161,13 +161,25 @@ async def run_scenario(
 
 
 async def run_all(
-    agent_cmd: str, *, names: Sequence[str] = (), timeout: float = 15.0, env: Mapping[str, str] | None = None
+    agent_cmd: str,
+    *,
+    names: Sequence[str] = (),
+    timeout: float = 15.0,
+    env: Mapping[str, str] | None = None,
+    jobs: int = 2,
 ) -> Report:
-    """Run the selected scenarios one after another against ``agent_cmd`` (a shell-style command)."""
+    """Run the selected scenarios against ``agent_cmd`` (a shell-style command), ``jobs`` at a
+    time (each has its own workspace and fake server); results keep the scenarios' order."""
     argv = shlex.split(agent_cmd)
     base = dict(os.environ) if env is None else dict(env)
-    results = [await run_scenario(s, argv, timeout=timeout, env=base) for s in select(names)]
-    return Report(agent_cmd, results)
+    limit = asyncio.Semaphore(max(1, jobs))
+
+    async def one(scenario: Scenario) -> ScenarioResult:
+        async with limit:
+            return await run_scenario(scenario, argv, timeout=timeout, env=base)
+
+    results = await asyncio.gather(*(one(s) for s in select(names)))
+    return Report(agent_cmd, list(results))
 
 
 def format_report(report: Report) -> str:
@@ -203,6 +215,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--scenario", action="append", default=[], help="run only this scenario (repeatable)")
     parser.add_argument("--report", help="write the JSON report to this file ('-' for stdout)")
     parser.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for each expected frame")
+    parser.add_argument("--jobs", type=int, default=2, help="scenarios run at the same time (default 2)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args(list(argv))
     if args.list:
@@ -214,7 +227,7 @@ def main(argv: Sequence[str]) -> int:
     except KeyError as exc:
         sys.stderr.write(f"unknown scenario(s): {exc.args[0]}\n")
         return 2
-    report = asyncio.run(run_all(args.agent_cmd, names=args.scenario, timeout=args.timeout))
+    report = asyncio.run(run_all(args.agent_cmd, names=args.scenario, timeout=args.timeout, jobs=args.jobs))
     data = json.dumps(report.as_json(), indent=2, ensure_ascii=False)
     if args.report == "-":
         sys.stdout.write(data + "\n")
