@@ -65,6 +65,10 @@ class StopHandlers:
         if self._task is not None:
             await self._task
 
+    def install(self) -> None:
+        for signum in STOP_SIGNALS:
+            self._loop.add_signal_handler(signum, self.on_signal, signum)
+
     def remove(self) -> None:
         for signum in STOP_SIGNALS:
             with contextlib.suppress(Exception):
@@ -79,8 +83,7 @@ def install_stop_handlers(
     ``exit`` ends the process (the modes use ``os._exit`` so no other task delays it).
     """
     handlers = StopHandlers(session, exit)
-    for signum in STOP_SIGNALS:
-        handlers._loop.add_signal_handler(signum, handlers.on_signal, signum)
+    handlers.install()
     return handlers
 
 
@@ -96,7 +99,6 @@ async def _stop(session: AgentSession | None, signum: int, exit: Callable[[int],
             session.shutdown()
     except Exception:  # leaving anyway: report, never hang on the way out
         logger.exception("error while stopping on signal %d", signum)
-
     finally:
         sys.stderr.flush()
         exit(exit_status(signum))
