@@ -75,6 +75,7 @@ async def test_no_key_or_header_value_appears_in_any_frame_session_file_or_expor
     assert fake_llm.requests[0].headers["authorization"] == f"Bearer {PROXY_KEY}"
     assert fake_llm.requests[0].headers["x-token"] == HEADER_TOKEN
     session_file = Path(state["sessionFile"])
+    assert client.frames.first == 0  # the client kept every frame of the run
     places = {
         "frames": json.dumps(list(client.frames), ensure_ascii=False),
         "session file": session_file.read_text(),
