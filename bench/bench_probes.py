@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -37,7 +38,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 OPENAI, ANTHROPIC = "openai-completions", "anthropic-messages"
 WIRES = {"openai": OPENAI, "anthropic": ANTHROPIC}
 TEXT_DELTA = "message_update:text_delta"
-LONG_WAIT_S = 300  # a long answer not over by then is reported as TimeoutError
+LONG_WAIT_S = 180  # a long answer not over by then is reported as TimeoutError
 PROBE_WAIT_S = 1200  # a probe not over by then is reported as TimeoutError (its processes killed)
 SPARE = 10
 
@@ -158,12 +159,12 @@ class Probes:
 
     async def many_prompts(self) -> dict[str, Any]:
         count = 60 if self.quick else 300
-        self._script(*(script.text(f"answer {i} " + "x" * 200) for i in range(count)))
+        self._script(*(script.text(f"answer {i}: " + _prose(i)) for i in range(count)))
         host, ws = await self._spawn()
         await host.send({"type": "get_state"})
         per_prompt = []
         for i in range(count):
-            _, end_s = await self._prompt(host, f"question {i}? " + "y" * 200)
+            _, end_s = await self._prompt(host, f"question {i}? " + _prose(-i - 1))
             per_prompt.append(_ms(end_s))
             await self._idle(host)
         cpu = host.cpu_seconds()
@@ -210,8 +211,11 @@ class Probes:
 
     async def tool_arguments(self) -> dict[str, Any]:
         size = 64 * 1024
-        line = 'print("hello, world")  # a line of code with "quotes" and a tab\there\n'
-        content = (line * (size // len(line) + 1))[:size]
+        lines, length = [], 0
+        while length < size:  # varied lines with quotes, tabs and newlines to escape
+            lines.append(f'print("line {len(lines)}")\t# {_prose(len(lines), 50)}\n')
+            length += len(lines[-1])
+        content = "".join(lines)[:size]
         arguments = json.dumps({"path": "out.txt", "content": content})
         call = script.ToolCallSpec("call_1", "write", arguments, fragment_size=10)
         self._script(script.Reply(tool_calls=[call]), script.text("written"))
@@ -239,6 +243,45 @@ class Probes:
         await host.close()
         ws.remove()
         return result
+
+
+_WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "kernel",
+    "buffer",
+    "socket",
+    "parser",
+    "token",
+    "stream",
+    "window",
+    "cursor",
+    "branch",
+    "commit",
+    "module",
+    "import",
+    "thread",
+    "signal",
+    "memory",
+    "cache",
+    "vector",
+    "matrix",
+    "lambda",
+    "closure",
+    "object",
+    "method",
+]
+
+
+def _prose(seed: int, size: int = 200) -> str:
+    """About ``size`` characters of varied words (repeated filler trips omp's loop detector)."""
+    rng = random.Random(seed)
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < size:
+        words.append(f"{rng.choice(_WORDS)}{rng.randint(0, 999)}")
+    return " ".join(words)
 
 
 def _slope(values: list[float]) -> float:
