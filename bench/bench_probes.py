@@ -318,6 +318,7 @@ ROWS = [
     ("second prompt → first text_delta, Anthropic", "idle_anthropic", "second_median_ms", "ms"),
     ("300 prompts: ms per prompt, first 20", "many_prompts", "first20_median_ms", "ms"),
     ("300 prompts: ms per prompt, last 20", "many_prompts", "last20_median_ms", "ms"),
+    ("300 prompts: agent CPU, whole run", "many_prompts", "agent_cpu_s", "s"),
     ("20,000-delta answer: prompt → agent_end", "long_answer", "prompt_to_agent_end_s", "s"),
     ("20,000-delta answer: agent CPU", "long_answer", "agent_cpu_s", "s"),
     ("20,000-delta answer: peak RSS", "long_answer", "peak_rss_mb", "MB"),
