@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from conftest import Workspace, fake_models_yml
@@ -184,6 +185,7 @@ async def test_an_extension_send_error_is_not_taken_for_the_pending_request(
     ]
 
 
+@pytest.mark.frames_off_schema  # a NaN price is written as null where the schema says number
 async def test_non_finite_numbers_are_written_as_null_like_json_stringify(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:

@@ -127,8 +127,17 @@ COMMANDS: tuple[str, ...] = tuple(SPECS)
 CONTROL_COMMANDS: frozenset[str] = frozenset(s.name for s in _SPECS if s.control)
 
 
+# Commands whose request has no field but ``type`` and ``id`` (getters, abort …): nothing to convert.
+_FIELDLESS = frozenset(
+    name for name, spec in SPECS.items() if set(spec.request.__annotations__) <= {"type", "id"}
+)
+
+
 def check(spec: CommandSpec, frame: dict[str, Any]) -> dict[str, Any] | Invalid:
     """The command's validated copy, or the failure to answer with (see :mod:`xcsh.rpc.validation`)."""
+    if spec.name in _FIELDLESS:
+        # ``type`` was matched by the dispatcher and ``id`` may be any value: only drop extra keys
+        return {key: frame[key] for key in ("type", "id") if key in frame}
     result = check_command(spec.request, frame)
     if isinstance(result, Invalid) and spec.explain is not None:
         return spec.explain(frame, result)
