@@ -14,8 +14,9 @@ from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
-# the shell prints its pid (= its process group), then waits on a background and a foreground child
-COMMAND = "echo pgid=$$; sleep 300 & sleep 301"
+# the shell starts a background child, prints its pid (= its process group) and waits on a foreground
+# child: when the pid is printed the group already holds the shell and one sleep
+COMMAND = "sleep 300 & echo pgid=$$; sleep 301"
 PRINT_ARGS = [
     "--model",
     "fake/fake-model",
