@@ -47,19 +47,39 @@ def open_private(path: Path, flags: int) -> int:
     return os.open(path, flags | os.O_CLOEXEC, PRIVATE_FILE_MODE)
 
 
-def write_private_file(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (temp file + rename), the result mode ``0600``.
+def write_fully(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
-    Missing parent directories are created private. Raises ``OSError``.
+
+def fsync_dir(directory: Path) -> None:
+    """Sync ``directory`` so a rename in it survives a crash; a no-op where that is refused."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the renamed file itself is synced
+    finally:
+        os.close(fd)
+
+
+def write_private_file(path: Path, data: bytes, *, sync_dir: bool = False) -> None:
+    """Replace ``path`` with ``data`` atomically (synced temp file + rename), the result mode ``0600``.
+
+    Missing parent directories are created private; with ``sync_dir`` the directory is synced
+    after the rename, so the new file survives a crash too. Raises ``OSError``.
     """
     path = Path(path)
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_fully(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -71,3 +91,5 @@ def write_private_file(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    if sync_dir:
+        fsync_dir(path.parent)

@@ -12,13 +12,11 @@ import base64
 import binascii
 import hashlib
 import logging
-import os
 import re
-import secrets
 from pathlib import Path
 from typing import Any
 
-from xcsh.coding.private_fs import make_private_dirs, open_private
+from xcsh.coding.private_fs import write_private_file
 
 logger = logging.getLogger(__name__)
 
@@ -39,21 +37,7 @@ class BlobStore:
         target = self.directory / digest
         if target.exists():
             return digest
-        make_private_dirs(self.directory)
-        tmp = self.directory / f".{digest}.{secrets.token_hex(4)}.tmp"
-        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except OSError:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        os.replace(tmp, target)
-        _fsync_dir(self.directory)
+        write_private_file(target, data, sync_dir=True)
         return digest
 
     def get(self, digest: str) -> bytes | None:
@@ -64,19 +48,6 @@ class BlobStore:
             return (self.directory / digest).read_bytes()
         except FileNotFoundError:
             return None
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on directories; the data itself is synced
-    finally:
-        os.close(fd)
 
 
 def is_blob_ref(value: str) -> bool:

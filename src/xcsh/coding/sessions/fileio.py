@@ -4,52 +4,19 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
-from xcsh.coding.private_fs import open_private
+from xcsh.coding.private_fs import write_private_file
 from xcsh.coding.sessions.blobs import BLOB_PREFIX
 from xcsh.coding.sessions.entries import parse_line
 
 logger = logging.getLogger(__name__)
 
 
-def write_fully(fd: int, data: bytes) -> None:
-    """Write all of ``data`` (``os.write`` may write less than asked)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # not supported on every filesystem; the renamed file itself is synced
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` (mode ``0600``) via a synced temp file and a rename, then sync the directory."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    try:
-        write_fully(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    write_private_file(path, data, sync_dir=True)
 
 
 class ParsedFile:

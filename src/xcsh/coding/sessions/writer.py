@@ -18,10 +18,10 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from xcsh.coding.private_fs import make_private_dirs
+from xcsh.coding.private_fs import make_private_dirs, write_fully
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.entries import SessionEntry, SessionError, SessionHeader, serialize_entry
-from xcsh.coding.sessions.fileio import atomic_write, write_fully
+from xcsh.coding.sessions.fileio import atomic_write
 from xcsh.coding.sessions.lock import SessionFileLock
 
 logger = logging.getLogger(__name__)
