@@ -70,6 +70,7 @@ class Run:
     error: str | None = None
     answer: str = ""
     check_output: str = ""
+    transcript: list[str] = field(default_factory=list)
 
 
 def load_tasks(selected: list[str] | None) -> list[Task]:
@@ -113,6 +114,22 @@ async def run_agent(task: Task, workdir: Path, args: list[str], timeout: float) 
             if f.get("type") == "message_end" and f["message"].get("role") in ("assistant", "toolResult")
         ]
     return out
+
+
+def transcript(messages: list[dict[str, Any]], limit: int = 600) -> list[str]:
+    """One short line per tool call, tool result and answer: what to read when a run fails."""
+    lines = []
+    for m in messages:
+        if m.get("role") == "assistant":
+            for b in m.get("content", []):
+                if b.get("type") == "toolCall":
+                    lines.append(f"call {b['name']} {json.dumps(b.get('arguments'))[:limit]}")
+                elif b.get("type") == "text" and b.get("text"):
+                    lines.append(f"text {b['text'][:limit]}")
+        else:
+            status = "error" if m.get("isError") else "result"
+            lines.append(f"{status} {m.get('toolName')}: {_text(m)[:limit]}")
+    return lines
 
 
 def check(task: Task, workdir: Path, answer: str) -> tuple[bool, str]:
@@ -162,6 +179,7 @@ async def run_once(task: Task, rep: int, args: list[str], timeout: float) -> Run
         error=result["error"] or (assistants[-1].get("errorMessage") if assistants else None),
         answer=answer[-400:],
         check_output=check_output,
+        transcript=transcript(messages),
     )
 
 

@@ -178,3 +178,30 @@ async def test_a_small_model_edits_in_replace_mode_unless_the_edit_mode_is_confi
         item = tools["edit"]["parameters"]["properties"]["edits"]["items"]["properties"]
         modes.append("replace" if "old_text" in item else "hashline")
     assert modes == ["replace", "hashline", "hashline"]
+
+
+async def test_a_small_model_that_writes_only_the_changed_line_is_refused_and_then_edits(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    settings = "HOST = 'localhost'\nPORT = 8080\nMAX_RETRIES = 3\nTIMEOUT = 30\n"
+    (workspace.proj / "settings.py").write_text(settings)
+    change = {"path": "settings.py", "old_text": "MAX_RETRIES = 3", "new_text": "MAX_RETRIES = 5"}
+    fake_llm.script(
+        script.tool_calls(("c1", "write", {"path": "settings.py", "content": "MAX_RETRIES = 5\n"})),
+        script.tool_calls(("c2", "edit", {"edits": [change]})),
+        script.text("MAX_RETRIES is now 5."),
+    )
+    args = [*small_model(workspace, fake_llm)[:-1], "read,edit,write,bash"]
+    frames = await run(workspace, args, "Set MAX_RETRIES to 5 in settings.py")
+    (name, failed, error), edit = results(frames)
+    assert (name, failed) == ("write", True) and "write replaces the WHOLE file" in error
+    assert edit[:2] == ("edit", False)
+    assert (workspace.proj / "settings.py").read_text() == settings.replace("RETRIES = 3", "RETRIES = 5")
+    # a model without the profile keeps the reference's write, which replaces the file
+    (workspace.proj / "settings.py").write_text(settings)
+    fake_llm.script(
+        script.tool_calls(("c1", "write", {"path": "settings.py", "content": "MAX_RETRIES = 5\n"})),
+        script.text("Done."),
+    )
+    await run(workspace, ["--model", "fake/fake-model", "--no-session", "--tools", "write"], "Set it")
+    assert (workspace.proj / "settings.py").read_text() == "MAX_RETRIES = 5\n"

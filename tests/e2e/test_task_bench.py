@@ -98,6 +98,11 @@ def test_the_benchmark_command_reports_pass_rate_time_and_tokens_per_task(
         ["write"],
         2,
     )
+    assert first["transcript"][0].startswith('call write {"path": "settings.py"')
+    assert first["transcript"][1:] == [
+        f"result write: Successfully wrote {len(settings)} bytes to settings.py",
+        "text MAX_RETRIES is now 5.",
+    ]
     assert (second["passed"], second["tokens"], second["tool_calls"]) == (False, 208, [])
     assert "settings: 2" in second["check_output"]
     row = report["summary"]["tasks"]["config-constant"]

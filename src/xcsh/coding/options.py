@@ -96,7 +96,8 @@ def tool_options(settings: Settings, model: Model | None = None) -> ToolOptions:
 
     A starting model with the small-model profile edits in ``replace`` mode unless
     ``edit.mode`` is configured: a 1.5B model copies text it has read far more reliably
-    than it copies line anchors (docs/local-model.md).
+    than it copies line anchors (docs/local-model.md). Such a model's ``write`` also refuses
+    to drop most of an existing file's lines (``guard_overwrite``).
     """
     mode = str(settings.get("edit.mode", "hashline")).strip().lower()
     if model is not None and has_small_profile(model) and not settings.is_configured("edit.mode"):
@@ -110,4 +111,5 @@ def tool_options(settings: Settings, model: Model | None = None) -> ToolOptions:
         edit_mode=mode,
         read_hash_lines=settings.get_bool("readHashLines", True),
         read_line_numbers=settings.get_bool("readLineNumbers", False),
+        guard_overwrite=model is not None and has_small_profile(model),
     )

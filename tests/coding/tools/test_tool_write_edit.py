@@ -214,3 +214,40 @@ def test_first_changed_line_and_closest_window() -> None:
     assert closest_window("", "x") is None
     first, last, text, score = closest_window("one\ntwo\nthree\n", "tw0") or (0, 0, "", 0.0)
     assert (first, last, text) == (2, 2, "two") and 0.5 < score < 1
+
+
+SETTINGS = "HOST = 'localhost'\nPORT = 8080\nMAX_RETRIES = 3\nTIMEOUT = 30\n"
+
+
+async def test_the_guarded_write_refuses_to_drop_most_of_an_existing_file_and_shows_its_content(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    tool = create_write_tool(tmp_path, guard_overwrite=True)
+    with pytest.raises(ToolError) as caught:
+        await tool.execute(
+            "c1", {"path": "settings.py", "content": "MAX_RETRIES = 5\n"}, None, lambda _: None
+        )
+    message = str(caught.value)
+    assert message.startswith("Not written: settings.py already exists with 4 non-blank lines")
+    assert "keeps only 0 of them" in message and "use edit" in message
+    assert message.endswith("The current content of settings.py is:\n" + SETTINGS.rstrip("\n"))
+    assert (tmp_path / "settings.py").read_text() == SETTINGS
+
+
+async def test_the_guarded_write_allows_new_files_short_files_and_rewrites_that_keep_most_lines(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    (tmp_path / "short.py").write_text("x = 1\ny = 2\n")
+    tool = create_write_tool(tmp_path, guard_overwrite=True)
+    kept = SETTINGS.replace("MAX_RETRIES = 3", "MAX_RETRIES = 5") + "\n\ndef f():\n    return PORT\n"
+    for path, content in (("new.py", "a = 1\n"), ("short.py", "z = 3\n"), ("settings.py", kept)):
+        await tool.execute("c1", {"path": path, "content": content}, None, lambda _: None)
+        assert (tmp_path / path).read_text() == content
+
+
+async def test_the_unguarded_write_replaces_a_whole_file_as_the_reference_does(tmp_path: Path) -> None:
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    await _write(tmp_path, path="settings.py", content="MAX_RETRIES = 5\n")
+    assert (tmp_path / "settings.py").read_text() == "MAX_RETRIES = 5\n"

@@ -63,11 +63,13 @@ EDIT_MODES: tuple[str, ...] = ("hashline", "replace")
 
 @dataclass(slots=True, frozen=True)
 class ToolOptions:
-    """Settings that shape the built-in tools (from ``edit.mode``, ``readHashLines``, ``readLineNumbers``)."""
+    """What shapes the built-in tools: settings (``edit.mode``, ``readHashLines``, ``readLineNumbers``)
+    and, for a small starting model, the ``write`` overwrite guard."""
 
     edit_mode: str = "hashline"
     read_hash_lines: bool = True
     read_line_numbers: bool = False
+    guard_overwrite: bool = False
 
     @property
     def numbering(self) -> Numbering:
@@ -87,7 +89,7 @@ _FACTORIES: dict[str, Callable[[Path, ToolOptions], AgentTool]] = {
     "read": lambda cwd, options: create_read_tool(cwd, options.numbering),
     "bash": lambda cwd, _: create_bash_tool(cwd),
     "edit": _edit,
-    "write": lambda cwd, _: create_write_tool(cwd),
+    "write": lambda cwd, options: create_write_tool(cwd, guard_overwrite=options.guard_overwrite),
     "grep": lambda cwd, options: create_grep_tool(cwd, hashline=options.numbering == "hash"),
     "find": lambda cwd, _: create_find_tool(cwd),
     "ls": lambda cwd, _: create_ls_tool(cwd),

@@ -6,6 +6,13 @@ as given (no newline translation); the result is ``Successfully wrote <n> bytes 
 and ``path`` is the path as the model wrote it. Content copied from hashline
 ``read`` output (every non-empty line starting ``N#ID:``) has those prefixes
 removed first. Class exclusive, not abortable.
+
+Overwrite guard (``guard_overwrite=True``, given to small models): a write over an existing
+file of at least ``GUARD_MIN_LINES`` non-blank lines is refused, and nothing is written,
+when the new content leaves out more than half of those lines (compared ignoring
+whitespace). Small models use ``write`` to "edit" a file and keep only the line they
+changed; the error says that write replaces the whole file, shows the current content
+(up to 60 lines) and points to ``edit``. A complete rewrite that keeps most lines passes.
 """
 
 from __future__ import annotations
@@ -40,6 +47,39 @@ _DESCRIPTION = (
 )
 
 
+GUARD_MIN_LINES = 4
+_SHOW_LINES = 60
+
+
+def _dropped_lines(path: Path, content: str) -> tuple[list[str], list[str]] | None:
+    """(current non-blank lines, those missing from ``content``) when the write would drop most."""
+    try:
+        current = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    old = [line for line in current.splitlines() if line.strip()]
+    if len(old) < GUARD_MIN_LINES:
+        return None
+    new = {" ".join(line.split()) for line in content.splitlines()}
+    missing = [line for line in old if " ".join(line.split()) not in new]
+    return (old, missing) if len(missing) * 2 > len(old) else None
+
+
+def _guard_message(shown: str, path: Path, old: list[str], missing: list[str]) -> str:
+    text = (
+        f"Not written: {shown} already exists with {len(old)} non-blank lines, and this content keeps "
+        f"only {len(old) - len(missing)} of them (it drops lines such as `{missing[0].strip()}`). write replaces the WHOLE file, "
+        "so every line you leave out is lost. To change part of the file, use edit: old_text copied "
+        "exactly from the file, new_text the same lines with your change (to add code, old_text can be "
+        "the file's last lines and new_text those lines followed by the new code). To rewrite the file, "
+        "write its complete new content, including the lines that stay."
+    )
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if len(lines) <= _SHOW_LINES:
+        text += f"\nThe current content of {shown} is:\n" + "\n".join(lines).rstrip("\n")
+    return text
+
+
 def _write(path: Path, shown: str, content: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,8 +93,8 @@ def _write(path: Path, shown: str, content: str) -> None:
         raise ToolError(f"Cannot write {shown}: a parent path is not a directory") from exc
 
 
-def create_write_tool(cwd: Path) -> AgentTool:
-    """The ``write`` tool bound to the session cwd."""
+def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
+    """The ``write`` tool bound to the session cwd (with the overwrite guard when asked)."""
 
     async def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
@@ -68,7 +108,12 @@ def create_write_tool(cwd: Path) -> AgentTool:
         if "#" in content:
             content = "\n".join(strip_copied_prefixes(content.split("\n")))
         path = resolve_path(cwd, raw_path)
-        await asyncio.to_thread(_write, path, display_path(cwd, path), content)
+        shown = display_path(cwd, path)
+        if guard_overwrite and path.is_file():
+            dropped = await asyncio.to_thread(_dropped_lines, path, content)
+            if dropped is not None:
+                raise ToolError(_guard_message(shown, path, *dropped))
+        await asyncio.to_thread(_write, path, shown, content)
         return {
             "content": [{"type": "text", "text": f"Successfully wrote {len(content)} bytes to {raw_path}"}]
         }
