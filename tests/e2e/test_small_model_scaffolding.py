@@ -205,3 +205,23 @@ async def test_a_small_model_that_writes_only_the_changed_line_is_refused_and_th
     )
     await run(workspace, ["--model", "fake/fake-model", "--no-session", "--tools", "write"], "Set it")
     assert (workspace.proj / "settings.py").read_text() == "MAX_RETRIES = 5\n"
+
+
+async def test_a_small_model_gets_the_core_tools_unless_tools_are_chosen_on_the_command_line(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.agent / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=SMALL))
+    active = []
+    for args in (
+        ["--model", "fake/tiny-coder"],
+        ["--model", "fake/tiny-coder", "--tools", "read,python"],
+        ["--model", "fake/fake-model"],
+    ):
+        async with RpcClient.spawn(
+            args=[*args, "--no-session"], cwd=workspace.proj, env=workspace.env
+        ) as client:
+            active.append([t["name"] for t in (await client.get_state())["dumpTools"]])
+    assert active[0] == ["read", "bash", "edit", "write", "grep", "find"]
+    assert active[1] == ["read", "python"]
+    # a model without the profile keeps every default tool
+    assert {"ast_grep", "todo_write", "task", "python"} <= set(active[2])

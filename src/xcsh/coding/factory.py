@@ -6,6 +6,7 @@ stderr; the CLI prints it and exits with code 1.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +19,13 @@ from xcsh.coding.locale import initial_locale
 from xcsh.coding.model_choice import model_ref
 from xcsh.coding.models import ModelRegistry, ModelResolutionError
 from xcsh.coding.models_config import ModelsConfigError
-from xcsh.coding.options import StartupOptions, tool_enabled, tool_options, tool_selection
+from xcsh.coding.options import (
+    StartupOptions,
+    small_model_tools,
+    tool_enabled,
+    tool_options,
+    tool_selection,
+)
 from xcsh.coding.paths import home_dir, sessions_root
 from xcsh.coding.project_context import ProjectContext, load_project_context, skill_selection
 from xcsh.coding.session import AgentSession, SessionConfig
@@ -91,6 +98,10 @@ def create_session(options: StartupOptions) -> AgentSession:
     explicit_model = bool(options.model or options.provider)
     role_level = role[1] if role is not None and not explicit_model else None
     level = _initial_level(options, settings, model, cli_level, restored, role_level)
+    focused = small_model_tools(options, model)
+    if focused is not None:
+        # a small starting model gets the core tools only, as if --tools had named them
+        options = dataclasses.replace(options, tools=focused)
     names = _tool_names(options, settings)
     registered = _with_companions(names, settings) if options.tools is not None else names
     tools = create_coding_tools(options.cwd, registered, tool_options(settings, model))

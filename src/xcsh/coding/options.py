@@ -91,6 +91,21 @@ def tool_selection(options: ToolChoice, settings: Settings, name: str) -> tuple[
     return listed, listed
 
 
+# A small model's tools when ``--tools`` is not given: fewer choices, a shorter prompt
+# and a smaller output grammar (docs/local-model.md, "Focused tool set").
+SMALL_MODEL_TOOLS: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find")
+
+
+def small_model_tools(options: StartupOptions, model: Model) -> str | None:
+    """The ``--tools`` list a starting model with the small profile gets by default, else None.
+
+    None when the caller chose tools itself (``--tools`` or ``--no-tools``).
+    """
+    if options.tools is not None or options.no_tools or not has_small_profile(model):
+        return None
+    return ",".join(SMALL_MODEL_TOOLS)
+
+
 def tool_options(settings: Settings, model: Model | None = None) -> ToolOptions:
     """The built-in tools' options from settings; an unknown ``edit.mode`` falls back to hashline.
 
