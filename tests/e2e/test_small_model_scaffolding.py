@@ -225,3 +225,61 @@ async def test_a_small_model_gets_the_core_tools_unless_tools_are_chosen_on_the_
     assert active[1] == ["read", "python"]
     # a model without the profile keeps every default tool
     assert {"ast_grep", "todo_write", "task", "python"} <= set(active[2])
+
+
+async def test_a_small_model_repeating_a_failed_edit_is_told_so_and_given_the_line_to_copy(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "settings.ini").write_text("[logging]\nlevel = info\nfile = app.log\n")
+    guessed = {"path": "settings.ini", "old_text": "log_level = info", "new_text": "log_level = debug"}
+    copied = {"path": "settings.ini", "old_text": "level = info", "new_text": "level = debug"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [guessed]})),
+        script.tool_calls(("c2", "read", {"path": "settings.ini"})),
+        script.tool_calls(("c3", "edit", {"edits": [guessed]})),  # the same call again
+        script.tool_calls(("c4", "edit", {"edits": [copied]})),
+        script.text("The log level is now debug."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Set the log level to debug")
+    first, _, again, fixed = results(frames)
+    assert first[1] and first[2].startswith("Could not find old_text")
+    assert first[2].endswith('"old_text": "level = info"')
+    assert again[1] and again[2].startswith("You made exactly this edit call once before")
+    assert again[2].endswith(first[2])
+    assert fixed[:2] == ("edit", False)
+    assert (workspace.proj / "settings.ini").read_text() == "[logging]\nlevel = debug\nfile = app.log\n"
+
+
+async def test_a_model_without_the_small_profile_gets_the_plain_error_when_it_repeats_a_call(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    wrong = {"path": "calc.py", "old_text": "nothing like it", "new_text": "x"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [wrong]})),
+        script.tool_calls(("c2", "edit", {"edits": [wrong]})),
+        script.text("I could not do it."),
+    )
+    workspace.config("edit:\n  mode: replace\n")
+    frames = await run(workspace, ["--model", "fake/fake-model", "--no-session", "--tools", "edit"], "Fix")
+    first, second = results(frames)
+    assert second == first
+
+
+async def test_a_small_model_that_claims_success_after_an_unresolved_failed_edit_gets_the_extra_turn(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    guessed = {"path": "calc.py", "old_text": "return x - y", "new_text": "return x + y"}
+    fixed = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [guessed]})),
+        script.tool_calls(("c2", "read", {"path": "calc.py"})),  # succeeds: the edit still has not
+        script.text("Fixed add() in calc.py."),  # a claim, not a fix
+        script.tool_calls(("c3", "edit", {"edits": [fixed]})),
+        script.text("Fixed add() in calc.py."),
+    )
+    await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert NUDGE in user_texts(fake_llm.requests[3].json)[-1]
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [None, None, None, "required", None]

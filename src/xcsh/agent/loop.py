@@ -3,8 +3,11 @@
 One run emits ``agent_start`` … ``agent_end``. Steering messages are delivered at the
 start of a run and after each turn; follow-ups only when the agent would otherwise stop.
 
-Recovery turn: when a turn's tool calls failed and the model's next reply ends the run
-(an answer, no tool call, stop reason ``stop``), ``recovery_message`` (if given) may
+Recovery turn: a failed tool call stays unresolved until a later call of the same tool
+succeeds, or a later call of a tool that may change things (concurrency ``exclusive``:
+edit, write, bash …) succeeds; successful reads and searches resolve nothing. When the
+model's reply ends the run (an answer, no tool call, stop reason ``stop``) with failures
+unresolved, ``recovery_message`` (if given) may
 return a message that is delivered like a steering message, giving the model one more
 turn to fix the call; that turn requires a tool call (``tool_choice: required``), since
 the model had just chosen to stop. At most once per run, so a run always ends.
@@ -86,7 +89,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
         emit({"type": "message_end", "message": message})
     pending = hooks.dequeue_steering()
     first_turn = True
-    failed: list[ToolResultMessage] = []  # the previous turn's failed tool results
+    failed: dict[str, ToolResultMessage] = {}  # unresolved failures: tool name → its last failed result
     recovered = False
     forced_choice: str | None = None
     while True:
@@ -106,8 +109,10 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
             added.append(cast(AgentMessage, assistant))
             ctx = _tool_context(hooks, signal, added)
             if assistant["stopReason"] in ("error", "aborted"):
-                failed = synthesize_failed_results(ctx, assistant)
-                emit({"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": failed})
+                synthesized = synthesize_failed_results(ctx, assistant)
+                emit(
+                    {"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": synthesized}
+                )
                 emit({"type": "agent_end", "messages": added})
                 return added
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
@@ -119,12 +124,15 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
             emit({"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": results})
             pending = steering or hooks.dequeue_steering()
             if not (calls or pending or recovered) and failed and assistant["stopReason"] == "stop":
-                nudge = hooks.recovery_message(hooks.get_model(), failed) if hooks.recovery_message else None
+                unresolved = list(failed.values())
+                nudge = (
+                    hooks.recovery_message(hooks.get_model(), unresolved) if hooks.recovery_message else None
+                )
                 if nudge is not None:
                     recovered = True
                     pending = [nudge]
                     forced_choice = "required"
-            failed = [r for r in results if r["isError"]]
+            _track_failures(failed, results, ctx.tools)
         follow_ups = hooks.dequeue_follow_up()
         if follow_ups:
             pending = follow_ups
@@ -132,6 +140,20 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
         break
     emit({"type": "agent_end", "messages": added})
     return added
+
+
+def _track_failures(
+    failed: dict[str, ToolResultMessage], results: list[ToolResultMessage], tools: dict[str, AgentTool]
+) -> None:
+    """Update the unresolved failures (tool name → last failed result) with a turn's results."""
+    for result in results:
+        name = result["toolName"]
+        if result["isError"]:
+            failed[name] = result
+        elif name in tools and tools[name].concurrency == "exclusive":
+            failed.clear()  # the model changed something since: it moved on
+        else:
+            failed.pop(name, None)
 
 
 def _tool_context(hooks: LoopHooks, signal: AbortSignal, added: list[AgentMessage]) -> ToolRunContext:

@@ -39,7 +39,7 @@ class Feature(Generic[C]):
 
 def registry() -> list[Feature[Any]]:
     """The features in install order (modules are imported when a session is built)."""
-    from xcsh.coding import approvals, host_tools, retry, todos, tool_features, user_bash
+    from xcsh.coding import approvals, host_tools, retry, small_model, todos, tool_features, user_bash
     from xcsh.coding.compaction import compactor
     from xcsh.coding.extensions import feature as extensions
     from xcsh.coding.ttsr import feature as ttsr
@@ -56,6 +56,8 @@ def registry() -> list[Feature[Any]]:
         Feature("todos", todos.configure, todos.install),
         Feature("user-bash", user_bash.configure, user_bash.install),
         Feature("host-tools", host_tools.configure, host_tools.install),
+        # last: its note goes before whatever text the other hooks left
+        Feature("small-model", small_model.configure, small_model.install),
     ]
 
 

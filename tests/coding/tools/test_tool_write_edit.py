@@ -97,8 +97,17 @@ async def test_edit_not_found_shows_the_current_text_around_the_closest_lines(tm
     assert str(info.value) == (
         "Could not find old_text in f.py. The closest match is lines 6-7; the current text of lines 4-9 is:\n"
         "line_4 = 4\nline_5 = 5\ndef compute(a, b):\n    return a + b\nline_8 = 8\nline_9 = 9\n"
-        "Copy old_text exactly from this text (or read f.py again) and retry."
+        "Copy old_text exactly from this text (or read f.py again) and retry.\n"
+        "The closest lines as they are now, to use as old_text (then write the changed lines as new_text):\n"
+        '"old_text": "def compute(a, b):\\n    return a + b"'
     )
+
+
+async def test_an_edit_with_a_guessed_key_gets_the_real_line_as_a_json_old_text(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{\n  "name": "svc",\n  "port": 8080,\n  "debug": true\n}\n')
+    with pytest.raises(ToolError) as info:
+        await _edit(tmp_path, {"path": "config.json", "old_text": "port = 8080", "new_text": "port = 9090"})
+    assert str(info.value).endswith('"old_text": "  \\"port\\": 8080,"')
 
 
 async def test_edit_of_text_the_model_guessed_shows_the_whole_short_file(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ fuzzy match replaces the whole matched lines; if the file's indentation differs 
 error unless every occurrence was asked for. When nothing matches, the error shows
 the current text of the most similar window with two lines of context around it
 (or the whole file when it is short and nothing is similar), so the caller can copy
-``old_text`` from it. When ``old_text`` is a single line holding literal ``\\n``
+``old_text`` from it; a window of up to 8 lines is also given as a JSON string, ready to
+paste as ``old_text``. When ``old_text`` is a single line holding literal ``\\n``
 escapes (a model that escaped twice) and only its unescaped form matches, both texts
 are unescaped.
 """
@@ -19,6 +20,7 @@ are unescaped.
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 
 from xcsh.coding.tools.errors import ToolError
@@ -27,6 +29,7 @@ FUZZY_THRESHOLD = 0.95
 _MAX_CLOSEST_LINES = 40
 _CONTEXT_LINES = 2
 _SHORT_FILE_LINES = 60
+_SUGGEST_LINES = 8
 
 
 @dataclass(slots=True, frozen=True)
@@ -243,14 +246,21 @@ def not_found_message(content: str, old_text: str, path: str) -> str:
                 "Copy old_text exactly from this content and retry."
             )
         return f"{head} Nothing in it is similar. Read {path} to see its current content, then retry."
-    first, last, _, _ = closest
+    first, last, window, _ = closest
     start = max(1, first - _CONTEXT_LINES)
     end = min(len(lines), last + _CONTEXT_LINES, start + _MAX_CLOSEST_LINES - 1)
     region = "\n".join(lines[start - 1 : end])
-    return (
+    text = (
         f"{head} The closest match is lines {first}-{last}; the current text of lines {start}-{end} is:\n"
         f"{region}\nCopy old_text exactly from this text (or read {path} again) and retry."
     )
+    if last - first < _SUGGEST_LINES and window.strip():
+        # the exact string, JSON-quoted: what a small model copies most reliably
+        text += (
+            f"\nThe closest lines as they are now, to use as old_text (then write the changed lines as "
+            f'new_text):\n"old_text": {json.dumps(window, ensure_ascii=False)}'
+        )
+    return text
 
 
 def unified_diff(before: str, after: str, path: str, *, context: int = 3) -> str:

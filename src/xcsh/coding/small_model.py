@@ -1,0 +1,40 @@
+"""The ``small-model`` feature: a note on the error of a call that already failed the same way.
+
+For a model with the small profile (checked at call time, so a model switch takes effect
+at once), the error of a call identical to one that already failed in this conversation
+(same tool, same arguments) starts with ``recovery.repeat_note``: that it failed before,
+how often, and that only different arguments can work. Other models get the plain error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xcsh.agent.types import AgentToolResult
+from xcsh.ai.types import ToolCall
+from xcsh.coding.recovery import earlier_failures, has_small_profile, repeat_note
+
+if TYPE_CHECKING:
+    from xcsh.coding.options import StartupOptions
+    from xcsh.coding.session import AgentSession
+
+
+def configure(options: StartupOptions) -> bool:
+    """Always on: whether a call is noted is decided by the model in use at that time."""
+    return True
+
+
+def install(session: AgentSession, config: bool) -> None:
+    """Note repeated failing calls of small models (an ``after_tool_call`` hook)."""
+
+    async def note_repeats(call: ToolCall, result: AgentToolResult, is_error: bool) -> AgentToolResult | None:
+        if not is_error or not has_small_profile(session.model):
+            return None
+        times = earlier_failures(session.messages, call)
+        if not times:
+            return None
+        noted: AgentToolResult = {**result}
+        noted["content"] = [{"type": "text", "text": repeat_note(call["name"], times)}, *result["content"]]
+        return noted
+
+    session.hooks.after_tool_call.append(note_repeats)
