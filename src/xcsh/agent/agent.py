@@ -162,11 +162,8 @@ class Agent:
             raise
         except Exception as exc:  # loop boundary: an internal failure still ends the run with agent_end
             logger.exception("agent loop failed")
-            message = cast(
-                AgentMessage,
-                failure_message(
-                    self.model, str(exc) or type(exc).__name__, aborted=controller.signal.aborted
-                ),
+            message = failure_message(
+                self.model, str(exc) or type(exc).__name__, aborted=controller.signal.aborted
             )
             # the failure stays visible in the context (and to post-run handlers such as retry)
             self.messages.append(message)

@@ -106,13 +106,11 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
             pending = []
             assistant = await _stream_assistant(hooks, signal, forced_choice)
             forced_choice = None
-            added.append(cast(AgentMessage, assistant))
+            added.append(assistant)
             ctx = _tool_context(hooks, signal, added)
             if assistant["stopReason"] in ("error", "aborted"):
                 synthesized = synthesize_failed_results(ctx, assistant)
-                emit(
-                    {"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": synthesized}
-                )
+                emit({"type": "turn_end", "message": assistant, "toolResults": synthesized})
                 emit({"type": "agent_end", "messages": added})
                 return added
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
@@ -121,7 +119,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
             steering: list[AgentMessage] = []
             if calls:
                 results, steering = await execute_tool_calls(calls, ctx)
-            emit({"type": "turn_end", "message": cast(AgentMessage, assistant), "toolResults": results})
+            emit({"type": "turn_end", "message": assistant, "toolResults": results})
             pending = steering or hooks.dequeue_steering()
             if not (calls or pending or recovered) and failed and assistant["stopReason"] == "stop":
                 unresolved = list(failed.values())
@@ -158,8 +156,8 @@ def _track_failures(
 
 def _tool_context(hooks: LoopHooks, signal: AbortSignal, added: list[AgentMessage]) -> ToolRunContext:
     def on_result(message: ToolResultMessage) -> None:
-        hooks.messages.append(cast(AgentMessage, message))
-        added.append(cast(AgentMessage, message))
+        hooks.messages.append(message)
+        added.append(message)
 
     return ToolRunContext(
         tools={t.name: t for t in hooks.get_tools()},
@@ -193,33 +191,25 @@ async def _stream_assistant(
     partial: AssistantMessage | None = None
     seen: AssistantMessage | None = None
     async for event in stream:
-        kind = event["type"]
-        if kind == "start":
-            partial = cast(Any, event)["partial"]
+        if event["type"] == "start":
+            partial = event["partial"]
             started = True
-            hooks.emit({"type": "message_start", "message": cast(AgentMessage, partial)})
-        elif kind in ("done", "error"):
+            hooks.emit({"type": "message_start", "message": partial})
+        elif event["type"] == "done" or event["type"] == "error":
             continue
         else:
-            seen = cast(Any, event)["partial"]
-            hooks.emit(
-                {
-                    "type": "message_update",
-                    "assistantMessageEvent": event,
-                    "message": cast(AgentMessage, seen),
-                }
-            )
+            seen = event["partial"]
+            hooks.emit({"type": "message_update", "assistantMessageEvent": event, "message": seen})
         if signal.aborted:
             break  # abandoned at the next event, even if the provider already buffered more
     final = await stream.result()
     if signal.aborted and final["stopReason"] not in ("aborted", "error"):
         final = _aborted_copy(seen or partial or final)
     # a response joins the live context when it ends, as every other message does
-    message = cast(AgentMessage, final)
-    hooks.messages.append(message)
+    hooks.messages.append(final)
     if not started:
-        hooks.emit({"type": "message_start", "message": message})
-    hooks.emit({"type": "message_end", "message": message})
+        hooks.emit({"type": "message_start", "message": final})
+    hooks.emit({"type": "message_end", "message": final})
     return final
 
 

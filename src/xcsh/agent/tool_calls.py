@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from xcsh.agent.types import (
     AgentEvent,
@@ -94,9 +94,8 @@ def emit_result(
     ctx.emit(end)
     message = _result_message(call, result, is_error, is_warning)
     ctx.on_result(message)
-    shown = cast(AgentMessage, message)
-    ctx.emit({"type": "message_start", "message": shown})
-    ctx.emit({"type": "message_end", "message": shown})
+    ctx.emit({"type": "message_start", "message": message})
+    ctx.emit({"type": "message_end", "message": message})
     return message
 
 

@@ -4,16 +4,125 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
 
-from xcsh.ai.abort import AbortSignal
 from xcsh.ai.events import AssistantMessageEvent
-from xcsh.ai.types import AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage
+from xcsh.ai.types import (
+    AssistantMessage,
+    DeveloperMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+)
 
-# Any message the agent keeps in its context. Beyond the LLM roles, the coding layer
-# adds custom roles (bashExecution, custom, compactionSummary …), all plain dicts
-# with a "role" key; they are converted before each model call.
-AgentMessage = dict[str, Any]
+if TYPE_CHECKING:  # the wire package imports this module: keep it free of behaviour modules
+    from xcsh.ai.abort import AbortSignal
+
+# ---- messages of the live context (agent-behaviour §1.2)
+# Beyond the LLM roles (xcsh.ai.types), the coding layer keeps messages of its own roles in
+# the context; they are converted to LLM messages before each model call. They are wire
+# shapes (get_messages, message_* events, session files), so they are declared here, beside
+# the LLM ones, and every layer above narrows on "role".
+
+
+class OutputMeta(TypedDict):
+    """`meta` of an execution message: how its output was truncated (agent-behaviour §10.2)."""
+
+    truncation: NotRequired[dict[str, Any]]
+
+
+class BashExecutionMessage(TypedDict):
+    """A user `bash` run recorded in the context (RPC `bash`)."""
+
+    role: Literal["bashExecution"]
+    command: str
+    output: str
+    exitCode: NotRequired[int]
+    cancelled: bool
+    truncated: bool
+    meta: NotRequired[OutputMeta]
+    timestamp: int
+    excludeFromContext: NotRequired[bool]
+
+
+class PythonExecutionMessage(TypedDict):
+    """A user Python run, as the reference records it (read from session files)."""
+
+    role: Literal["pythonExecution"]
+    code: str
+    output: str
+    exitCode: NotRequired[int]
+    cancelled: bool
+    truncated: bool
+    meta: NotRequired[OutputMeta]
+    timestamp: int
+    excludeFromContext: NotRequired[bool]
+
+
+class CustomMessage(TypedDict):
+    """A message of an extension or feature (`hookMessage` is its legacy name)."""
+
+    role: Literal["custom", "hookMessage"]
+    customType: str
+    content: str | list[UserContent]
+    display: bool
+    details: NotRequired[Any]
+    attribution: NotRequired[Literal["user", "agent"]]
+    timestamp: int
+
+
+class BranchSummaryMessage(TypedDict):
+    """The summary of a branch the conversation came back from (from a `branch_summary` entry)."""
+
+    role: Literal["branchSummary"]
+    summary: str
+    fromId: str
+    timestamp: int
+
+
+class CompactionSummaryMessage(TypedDict):
+    """The summary that replaces compacted history (from a `compaction` entry)."""
+
+    role: Literal["compactionSummary"]
+    summary: str
+    shortSummary: NotRequired[str]
+    tokensBefore: float
+    providerPayload: NotRequired[dict[str, Any]]
+    timestamp: int
+
+
+class MentionedFile(TypedDict):
+    """A file of a `fileMention` message."""
+
+    path: str
+    content: str
+    lineCount: NotRequired[int]
+    byteSize: NotRequired[int]
+    skippedReason: NotRequired[Literal["tooLarge"]]
+    image: NotRequired[ImageContent]
+
+
+class FileMentionMessage(TypedDict):
+    """The files a prompt mentioned with `@path`."""
+
+    role: Literal["fileMention"]
+    files: list[MentionedFile]
+    timestamp: int
+
+
+CodingMessage = (
+    BashExecutionMessage
+    | PythonExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+    | FileMentionMessage
+)
+# Any message the agent keeps in its context: narrow on "role".
+AgentMessage = UserMessage | DeveloperMessage | AssistantMessage | ToolResultMessage | CodingMessage
 
 
 class AgentToolResult(TypedDict):
@@ -92,7 +201,7 @@ class MessageUpdateEvent(TypedDict):
 
     type: Literal["message_update"]
     assistantMessageEvent: AssistantMessageEvent
-    message: AgentMessage
+    message: AssistantMessage
 
 
 class MessageEndEvent(TypedDict):
@@ -148,11 +257,21 @@ __all__ = [
     "AgentTool",
     "AgentToolResult",
     "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryMessage",
+    "CodingMessage",
+    "CompactionSummaryMessage",
+    "CustomMessage",
+    "DeveloperMessage",
+    "FileMentionMessage",
     "InterruptMode",
+    "MentionedFile",
     "Message",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "OutputMeta",
+    "PythonExecutionMessage",
     "QueueMode",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
@@ -162,4 +281,5 @@ __all__ = [
     "ToolUpdate",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UserMessage",
 ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from xcsh.ai.types import ImageContent
 
 MAX_TEXT_BYTES = 5 * 1024 * 1024
 MAX_IMAGE_BYTES = 25 * 1024 * 1024
@@ -24,7 +25,7 @@ class FileArgError(Exception):
 @dataclass(slots=True)
 class Attachments:
     text: str = ""
-    images: list[dict[str, Any]] = field(default_factory=list)
+    images: list[ImageContent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 

@@ -6,9 +6,8 @@ import base64
 import re
 import time
 from pathlib import Path
-from typing import Any
 
-from xcsh.agent.types import AgentMessage
+from xcsh.agent.types import FileMentionMessage, MentionedFile
 
 _MENTION = re.compile(r"""(?:^|(?<=[\s(\[{"'`]))@([^\s]+)""")
 _TRAILING = ".,;:!?)]}\"'`"
@@ -33,9 +32,9 @@ def mention_paths(text: str) -> list[str]:
     return seen
 
 
-def build_file_mention(text: str, cwd: Path) -> AgentMessage | None:
+def build_file_mention(text: str, cwd: Path) -> FileMentionMessage | None:
     """A ``fileMention`` message for the readable mentioned paths, or None (unreadable ones are skipped)."""
-    files: list[dict[str, Any]] = []
+    files: list[MentionedFile] = []
     for token in mention_paths(text):
         path = (cwd / Path(token).expanduser()).resolve()
         try:
@@ -49,7 +48,7 @@ def build_file_mention(text: str, cwd: Path) -> AgentMessage | None:
     return {"role": "fileMention", "files": files, "timestamp": int(time.time() * 1000)}
 
 
-def _describe(path: Path, token: str) -> dict[str, Any] | None:
+def _describe(path: Path, token: str) -> MentionedFile | None:
     if path.is_dir():
         names = sorted((p.name + ("/" if p.is_dir() else "") for p in path.iterdir()), key=str.lower)
         return {"path": token, "content": "\n".join(names) or "(empty directory)"}

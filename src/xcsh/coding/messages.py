@@ -8,10 +8,20 @@ tool-call/result pairing is repaired; consecutive text-only user messages are me
 from __future__ import annotations
 
 import time
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from xcsh.agent.types import AgentMessage
-from xcsh.ai.types import Message
+from xcsh.agent.types import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    DeveloperMessage,
+    FileMentionMessage,
+    PythonExecutionMessage,
+    UserMessage,
+)
+from xcsh.ai.types import ImageContent, Message, TextContent, ToolResultMessage, UserContent
 
 COMPACTION_PREAMBLE = (
     "The conversation history before this point was compacted into the following summary. "
@@ -26,15 +36,15 @@ def now_ms() -> int:
 
 
 def user_message(
-    text: str, images: list[dict[str, Any]] | None = None, *, attribution: str = "user"
-) -> AgentMessage:
+    text: str, images: list[ImageContent] | None = None, *, attribution: Literal["user", "agent"] = "user"
+) -> UserMessage:
     """A user message as prompts, steering and follow-ups create it (content is always a list)."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    content: list[UserContent] = [{"type": "text", "text": text}]
     content.extend(images or [])
     return {"role": "user", "content": content, "attribution": attribution, "timestamp": now_ms()}
 
 
-def developer_message(text: str) -> AgentMessage:
+def developer_message(text: str) -> DeveloperMessage:
     return {
         "role": "developer",
         "content": [{"type": "text", "text": text}],
@@ -43,8 +53,10 @@ def developer_message(text: str) -> AgentMessage:
     }
 
 
-def custom_message(custom_type: str, content: Any, *, display: bool, details: Any = None) -> AgentMessage:
-    message: AgentMessage = {
+def custom_message(
+    custom_type: str, content: str | list[UserContent], *, display: bool, details: Any = None
+) -> CustomMessage:
+    message: CustomMessage = {
         "role": "custom",
         "customType": custom_type,
         "content": content,
@@ -57,31 +69,33 @@ def custom_message(custom_type: str, content: Any, *, display: bool, details: An
     return message
 
 
-def bash_execution_text(message: AgentMessage) -> str:
+def bash_execution_text(message: BashExecutionMessage) -> str:
     """How the model sees a user ``bash`` run (agent-behaviour §10.3)."""
     output = message.get("output") or ""
     text = f"Ran `{message.get('command', '')}`\n"
     text += f"```\n{output.rstrip(chr(10))}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
     if message.get("cancelled"):
         text += "\n\n(command cancelled)"
-    elif message.get("exitCode") not in (None, 0):
-        text += f"\n\nCommand exited with code {message['exitCode']}"
+    elif exit_code not in (None, 0):
+        text += f"\n\nCommand exited with code {exit_code}"
     return text + _truncation_notice(message)
 
 
-def python_execution_text(message: AgentMessage) -> str:
+def python_execution_text(message: PythonExecutionMessage) -> str:
     """How the model sees a user Python run recorded by the reference (agent-behaviour §1.2)."""
     output = message.get("output") or ""
     text = f"Ran Python:\n```python\n{message.get('code', '')}\n```\n"
     text += f"Output:\n```\n{output}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
     if message.get("cancelled"):
         text += "\n\n(execution cancelled)"
-    elif message.get("exitCode") not in (None, 0):
-        text += f"\n\nExecution failed with code {message['exitCode']}"
+    elif exit_code not in (None, 0):
+        text += f"\n\nExecution failed with code {exit_code}"
     return text + _truncation_notice(message)
 
 
-def _truncation_notice(message: AgentMessage) -> str:
+def _truncation_notice(message: BashExecutionMessage | PythonExecutionMessage) -> str:
     truncation = (message.get("meta") or {}).get("truncation")
     if not message.get("truncated") or not isinstance(truncation, dict):
         return ""
@@ -92,50 +106,51 @@ def _truncation_notice(message: AgentMessage) -> str:
     )
 
 
-def _file_mention_content(message: AgentMessage) -> list[dict[str, Any]]:
+def _file_mention_content(message: FileMentionMessage) -> list[UserContent]:
     parts = ["<system-reminder>"]
-    images: list[dict[str, Any]] = []
+    images: list[UserContent] = []
     for file in message.get("files") or []:
         if file.get("skippedReason") == "tooLarge":
             parts.append(f'<file path="{file.get("path")}">(skipped: file too large)</file>')
             continue
         parts.append(f'<file path="{file.get("path")}">\n{file.get("content", "")}\n</file>')
-        if isinstance(file.get("image"), dict):
-            images.append(file["image"])
+        image = file.get("image")
+        if isinstance(image, dict):
+            images.append(image)
     parts.append("</system-reminder>")
-    return [{"type": "text", "text": "\n".join(parts)}, *images]
+    text: TextContent = {"type": "text", "text": "\n".join(parts)}
+    return [text, *images]
 
 
-def _as_user(content: Any, timestamp: int) -> Message:
+def _as_user(content: str | list[UserContent], timestamp: int) -> UserMessage:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    return cast(Message, {"role": "user", "content": content, "timestamp": timestamp})
+    return {"role": "user", "content": content, "timestamp": timestamp}
 
 
 def to_llm_message(message: AgentMessage) -> Message | None:
     """One agent message → an LLM message (None when it is not sent)."""
-    role = message.get("role")
+    if "role" not in message:  # a malformed message read from a file is not sent
+        return None
     ts = int(message.get("timestamp") or 0)
-    if role in ("user", "developer", "assistant", "toolResult"):
-        if role == "toolResult" and message.get("prunedAt"):
-            text = "".join(b.get("text", "") for b in message.get("content", []) if b.get("type") == "text")
-            pruned = dict(message)
-            pruned["content"] = [{"type": "text", "text": text}]
-            return cast(Message, pruned)
-        return cast(Message, message)
-    if role in ("bashExecution", "pythonExecution"):
-        if message.get("excludeFromContext"):
-            return None
-        render = bash_execution_text if role == "bashExecution" else python_execution_text
-        return _as_user(render(message), ts)
-    if role in ("custom", "hookMessage"):
-        return _as_user(message.get("content", ""), ts)
-    if role == "compactionSummary":
-        return _as_user(f"{COMPACTION_PREAMBLE}<summary>\n{message.get('summary', '')}\n</summary>", ts)
-    if role == "branchSummary":
-        return _as_user(f"{BRANCH_PREAMBLE}<summary>\n{message.get('summary', '')}\n</summary>", ts)
-    if role == "fileMention":
-        return _as_user(_file_mention_content(message), ts)
+    match message["role"]:
+        case "toolResult" if message.get("prunedAt"):
+            text = "".join(b.get("text", "") for b in message.get("content", []) if b["type"] == "text")
+            return {**message, "content": [{"type": "text", "text": text}]}
+        case "user" | "developer" | "assistant" | "toolResult":
+            return message
+        case "bashExecution":
+            return None if message.get("excludeFromContext") else _as_user(bash_execution_text(message), ts)
+        case "pythonExecution":
+            return None if message.get("excludeFromContext") else _as_user(python_execution_text(message), ts)
+        case "custom" | "hookMessage":
+            return _as_user(message.get("content", ""), ts)
+        case "compactionSummary":
+            return _as_user(f"{COMPACTION_PREAMBLE}<summary>\n{message.get('summary', '')}\n</summary>", ts)
+        case "branchSummary":
+            return _as_user(f"{BRANCH_PREAMBLE}<summary>\n{message.get('summary', '')}\n</summary>", ts)
+        case "fileMention":
+            return _as_user(_file_mention_content(message), ts)
     return None
 
 
@@ -174,24 +189,20 @@ def _repair_pairs(messages: list[Message]) -> list[Message]:
         out.extend(results.values())
         for call_id, name in wanted.items():
             if call_id not in results:
-                out.append(
-                    cast(
-                        Message,
-                        {
-                            "role": "toolResult",
-                            "toolCallId": call_id,
-                            "toolName": name,
-                            "content": [{"type": "text", "text": INTERRUPTED_TOOL_TEXT}],
-                            "isError": True,
-                            "timestamp": message["timestamp"],
-                        },
-                    )
-                )
+                filler: ToolResultMessage = {
+                    "role": "toolResult",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "content": [{"type": "text", "text": INTERRUPTED_TOOL_TEXT}],
+                    "isError": True,
+                    "timestamp": message["timestamp"],
+                }
+                out.append(filler)
         out.extend(stray)
     return out
 
 
-def _text_only(message: Message) -> bool:
+def _text_only(message: UserMessage) -> bool:
     content = message["content"]
     return isinstance(content, str) or all(b.get("type") == "text" for b in content)
 
@@ -207,16 +218,25 @@ def _merge_user_text(messages: list[Message]) -> list[Message]:
             and _text_only(prev)
             and _text_only(message)
         ):
-            merged = dict(prev)
-            merged["content"] = [{"type": "text", "text": _joined(prev) + "\n\n" + _joined(message)}]
-            out[-1] = cast(Message, merged)
+            out[-1] = {
+                **prev,
+                "content": [{"type": "text", "text": _joined(prev) + "\n\n" + _joined(message)}],
+            }
             continue
         out.append(message)
     return out
 
 
-def _joined(message: Message) -> str:
+def _joined(message: UserMessage) -> str:
     content = message["content"]
     if isinstance(content, str):
         return content
-    return "\n".join(cast(dict[str, Any], b)["text"] for b in content)
+    return "\n".join(b["text"] for b in content if b["type"] == "text")
+
+
+def last_assistant(messages: Sequence[AgentMessage]) -> AssistantMessage | None:
+    """The newest assistant message of ``messages`` (None when there is none)."""
+    for message in messages[::-1]:
+        if message["role"] == "assistant":
+            return message
+    return None

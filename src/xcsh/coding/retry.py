@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.ai.errors import is_retryable, is_transport_failure, retry_hint_ms
 from xcsh.coding.hooks import RunAction
+from xcsh.coding.messages import last_assistant
 
 if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
@@ -37,11 +38,6 @@ logger = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[Any]]
 RETRY_CANCELLED = "Retry cancelled"
-
-
-def last_assistant(messages: list[AgentMessage]) -> AgentMessage | None:
-    """The newest assistant message of ``messages`` (None when there is none)."""
-    return next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
 
 
 def backoff_delay_ms(

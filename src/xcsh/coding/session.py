@@ -30,7 +30,7 @@ from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool, AgentToolResul
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.thinking import next_level, resolve_level
-from xcsh.ai.types import Model, ThinkingLevel, ToolCall
+from xcsh.ai.types import ImageContent, Model, ThinkingLevel, ToolCall
 from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError, no_api_key_text
 from xcsh.coding.events import SessionEvent
 from xcsh.coding.file_mentions import build_file_mention
@@ -143,7 +143,7 @@ class AgentSession:
         # after it, runs the agent starts by itself never make a prompt fail (rpc-protocol §5.1)
         self._host_run_open = False
         self._between_runs = True
-        self._next_prompt: tuple[str, list[dict[str, Any]] | None] | None = None
+        self._next_prompt: tuple[str, list[ImageContent] | None] | None = None
         self._chain: asyncio.Task[None] | None = None
         self._generation = 0
         self._compacting = False
@@ -496,7 +496,7 @@ class AgentSession:
 
     # ---- prompting -------------------------------------------------------------------
     def start_prompt(
-        self, text: str, images: list[dict[str, Any]] | None = None, streaming_behavior: str | None = None
+        self, text: str, images: list[ImageContent] | None = None, streaming_behavior: str | None = None
     ) -> asyncio.Task[None] | None:
         """Accept a prompt synchronously; returns the task that runs it (None when queued).
 
@@ -531,7 +531,7 @@ class AgentSession:
         if not self._registry.is_available(self._agent.model):
             raise CommandError(no_api_key_text(self._agent.model["provider"]))
 
-    def _supersede_continuation(self, text: str, images: list[dict[str, Any]] | None) -> None:
+    def _supersede_continuation(self, text: str, images: list[ImageContent] | None) -> None:
         """A prompt after the host's ``agent_end`` while the agent continues by itself.
 
         A continuation run already streaming finishes and takes the prompt as a follow-up;
@@ -552,7 +552,7 @@ class AgentSession:
         """The extension command that runs ``text``, or None."""
         return self._commands.runnable_for(text)
 
-    async def _prompt(self, text: str, images: list[dict[str, Any]] | None, generation: int) -> None:
+    async def _prompt(self, text: str, images: list[ImageContent] | None, generation: int) -> None:
         try:
             if generation != self._generation:
                 return  # aborted before the prompt got to run
@@ -565,7 +565,7 @@ class AgentSession:
                 self._busy = False
                 self._host_run_open = False
 
-    async def _prompt_messages(self, text: str, images: list[dict[str, Any]] | None) -> list[AgentMessage]:
+    async def _prompt_messages(self, text: str, images: list[ImageContent] | None) -> list[AgentMessage]:
         """The initial messages of a prompt's run (pre-prompt checks run first)."""
         self._flush_pending_bash()
         for check in self._hooks.pre_prompt_checks():
@@ -638,11 +638,11 @@ class AgentSession:
                 f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command when not streaming.'
             )
 
-    def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
+    def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
         self._queueable(text)
         self._agent.steer(user_message(self._commands.expand(text), images))
 
-    def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
+    def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
         self._queueable(text)
         self._agent.follow_up(user_message(self._commands.expand(text), images))
 

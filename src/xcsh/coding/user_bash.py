@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from xcsh.agent.types import BashExecutionMessage
 from xcsh.ai.abort import AbortController
 from xcsh.coding.bash.session import DEFAULT_TIMEOUT_S, BashSession
 from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
@@ -37,7 +38,7 @@ class UserBash:
     def is_running(self) -> bool:
         return bool(self._running)
 
-    async def run(self, command: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def run(self, command: str) -> tuple[dict[str, Any], BashExecutionMessage]:
         """Run ``command``; returns (BashResult wire dict, bashExecution message).
 
         A non-zero exit status is a normal result. Raises

@@ -13,9 +13,10 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from xcsh.ai.types import ImageContent
 from xcsh.coding.events import SessionEvent
+from xcsh.coding.messages import last_assistant
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.progress import ProgressPrinter, progress_wanted
@@ -28,7 +29,7 @@ class PrintJob:
     """What print mode sends: the first prompt (with images), then ``more`` prompts in order."""
 
     first: str
-    images: list[dict[str, Any]] = field(default_factory=list)
+    images: list[ImageContent] = field(default_factory=list)
     more: list[str] = field(default_factory=list)
     json_events: bool = False
 
@@ -55,7 +56,7 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     elif progress_wanted(os.environ, sys.stderr):
         session.subscribe(ProgressPrinter(sys.stderr))
     try:
-        prompts: list[tuple[str, list[dict[str, Any]] | None]] = [(job.first, job.images or None)]
+        prompts: list[tuple[str, list[ImageContent] | None]] = [(job.first, job.images or None)]
         prompts += [(text, None) for text in job.more]
         for text, images in prompts:
             task = session.start_prompt(text, images)
@@ -66,7 +67,7 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
         sys.stderr.write(f"Error: {exc}\n")
         session.shutdown()
         return 1
-    final = next((m for m in reversed(session.messages) if m.get("role") == "assistant"), None)
+    final = last_assistant(session.messages)
     session.shutdown()
     if final is None:
         sys.stderr.write("Error: the model produced no answer\n")

@@ -9,39 +9,11 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
-from xcsh.ai.types import (
-    AssistantMessage,
-    DeveloperMessage,
-    ImageContent,
-    Model,
-    TextContent,
-    ToolResultMessage,
-    UserMessage,
-)
+from xcsh.agent.types import AgentMessage
+from xcsh.ai.types import ImageContent, Model, TextContent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 Count = Annotated[int, Meta(ge=0)]
-
-
-class CustomMessage(TypedDict):
-    """A coding-level message of the live context (`bashExecution`, `custom`, `compactionSummary`, …).
-
-    Converted to a user message before each model call; other keys depend on the role.
-    """
-
-    role: Literal[
-        "bashExecution",
-        "pythonExecution",
-        "custom",
-        "compactionSummary",
-        "branchSummary",
-        "fileMention",
-        "hookMessage",
-    ]
-    timestamp: NotRequired[int]
-
-
-AgentMessage = UserMessage | DeveloperMessage | AssistantMessage | ToolResultMessage | CustomMessage
 
 
 class ToolResult(TypedDict):

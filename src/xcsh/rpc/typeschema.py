@@ -169,7 +169,7 @@ class SchemaBuilder:
             properties[key] = self.of(annotation)
         schema: JsonSchema = {"title": name}
         doc = inspect.getdoc(td)
-        if doc and not doc.startswith(name + "("):
+        if doc and not doc.startswith(name + "(") and doc != inspect.getdoc(dict):  # no docstring of its own
             schema["description"] = doc
         schema["type"] = "object"
         schema["properties"] = properties

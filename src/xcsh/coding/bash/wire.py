@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
+from xcsh.agent.types import BashExecutionMessage, OutputMeta
 from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES
 from xcsh.coding.bash.session import BashRunResult
 
@@ -52,26 +53,35 @@ def truncation_meta(result: BashRunResult) -> dict[str, Any] | None:
     }
 
 
+class _Optional(TypedDict, total=False):
+    exitCode: int
+    meta: OutputMeta
+    excludeFromContext: bool
+
+
 def bash_execution_message(
     command: str,
     result: BashRunResult,
     *,
     timestamp_ms: int | None = None,
     exclude_from_context: bool = False,
-) -> dict[str, Any]:
+) -> BashExecutionMessage:
     """The ``bashExecution`` agent message recording a user bash run."""
-    message: dict[str, Any] = {"role": "bashExecution", "command": command, "output": result.output}
-    if result.exit_code is not None:
-        message["exitCode"] = result.exit_code
-    message["cancelled"] = result.cancelled
-    message["truncated"] = result.truncated
-    meta = truncation_meta(result)
-    if meta is not None:
-        message["meta"] = {"truncation": meta}
-    message["timestamp"] = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-    if exclude_from_context:
-        message["excludeFromContext"] = True
-    return message
+    exit_code: _Optional = {} if result.exit_code is None else {"exitCode": result.exit_code}
+    truncation = truncation_meta(result)
+    meta: _Optional = {} if truncation is None else {"meta": {"truncation": truncation}}
+    exclude: _Optional = {"excludeFromContext": True} if exclude_from_context else {}
+    return {
+        "role": "bashExecution",
+        "command": command,
+        "output": result.output,
+        **exit_code,
+        "cancelled": result.cancelled,
+        "truncated": result.truncated,
+        **meta,
+        "timestamp": timestamp_ms if timestamp_ms is not None else int(time.time() * 1000),
+        **exclude,
+    }
 
 
 def bash_execution_to_text(message: Mapping[str, Any]) -> str:

@@ -50,8 +50,8 @@ from xcsh.coding.compaction.tokens import (
     overflows_window,
 )
 from xcsh.coding.hooks import RunAction
-from xcsh.coding.messages import developer_message
-from xcsh.coding.retry import CancellableSleep, last_assistant
+from xcsh.coding.messages import developer_message, last_assistant
+from xcsh.coding.retry import CancellableSleep
 from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 

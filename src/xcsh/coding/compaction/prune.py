@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xcsh.agent.types import AgentMessage
+from xcsh.agent.types import AgentMessage, ToolResultMessage
 from xcsh.coding.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
 from xcsh.coding.sessions.context import content_text
 from xcsh.coding.sessions.entries import SessionEntry
@@ -107,12 +107,9 @@ def plan_pruning(messages: Sequence[Mapping[str, Any]], settings: PruneSettings)
     return plan
 
 
-def pruned_message(message: Mapping[str, Any], tokens: int, pruned_at: int) -> AgentMessage:
+def pruned_message(message: ToolResultMessage, tokens: int, pruned_at: int) -> ToolResultMessage:
     """A copy of the tool result ``message`` with its content replaced by the notice."""
-    pruned = dict(message)
-    pruned["content"] = [{"type": "text", "text": pruned_notice(tokens)}]
-    pruned["prunedAt"] = pruned_at
-    return pruned
+    return {**message, "content": [{"type": "text", "text": pruned_notice(tokens)}], "prunedAt": pruned_at}
 
 
 def savings_since(messages: Sequence[Mapping[str, Any]], message: Mapping[str, Any]) -> int:
@@ -171,6 +168,8 @@ def apply_pruning(
     replacements: dict[str, SessionEntry] = {}
     for output in plan.outputs:
         old = messages[output.index]
+        if old["role"] != "toolResult":  # the plan holds tool results only
+            continue
         new = pruned_message(old, output.tokens, stamp)
         messages[output.index] = new
         entry = by_identity.get(id(old)) or by_call.get((old.get("toolCallId"), old.get("timestamp")))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xcsh.ai.abort import AbortSignal
+from xcsh.ai.types import UserContent
 
 if TYPE_CHECKING:
     from xcsh.ai.types import Model
@@ -234,7 +235,7 @@ class ExtensionHost(Protocol):
     ) -> None: ...
 
     def send_user_message(
-        self, content: str | list[dict[str, Any]], *, deliver_as: Literal["steer", "followUp"] | None
+        self, content: str | list[UserContent], *, deliver_as: Literal["steer", "followUp"] | None
     ) -> None: ...
 
 
@@ -418,7 +419,7 @@ class ExtensionAPI:
 
     def send_user_message(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[UserContent],
         *,
         deliver_as: Literal["steer", "followUp"] | None = None,
     ) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage, AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
-from xcsh.ai.types import ToolCall
+from xcsh.ai.types import ImageContent, ToolCall, UserContent
 from xcsh.coding.errors import CommandError
 from xcsh.coding.events import SessionEvent
 from xcsh.coding.extensions.api import (
@@ -365,7 +365,7 @@ class ExtensionRunner:
         session.append_message(message)
 
     def send_user_message(
-        self, content: str | list[dict[str, Any]], *, deliver_as: Literal["steer", "followUp"] | None
+        self, content: str | list[UserContent], *, deliver_as: Literal["steer", "followUp"] | None
     ) -> None:
         text, images = split_content(content)
         session = self.session
@@ -397,10 +397,10 @@ def split_args(call: ToolCall) -> dict[str, Any]:
     return {k: v for k, v in (call.get("arguments") or {}).items() if k != "_i"}
 
 
-def split_content(content: str | list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]] | None]:
+def split_content(content: str | list[UserContent]) -> tuple[str, list[ImageContent] | None]:
     """Text and images of a user message's content (text blocks joined by newlines)."""
     if isinstance(content, str):
         return content, None
-    texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
-    images = [b for b in content if b.get("type") == "image"]
+    texts = [str(b.get("text", "")) for b in content if b["type"] == "text"]
+    images = [b for b in content if b["type"] == "image"]
     return "\n".join(texts), images or None

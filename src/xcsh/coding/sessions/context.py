@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
-from xcsh.agent.types import AgentMessage
+from xcsh.agent.types import AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from xcsh.coding.sessions.entries import SessionEntry, iso_to_epoch_ms
 
 
@@ -49,8 +49,14 @@ def path_to(entries_by_id: Mapping[str, SessionEntry], leaf: SessionEntry) -> li
     return path
 
 
-def custom_message_from_entry(entry: Mapping[str, Any]) -> AgentMessage:
-    message: AgentMessage = {
+class _CompactionExtras(TypedDict, total=False):
+    shortSummary: str
+    providerPayload: dict[str, Any]
+
+
+def custom_message_from_entry(entry: Mapping[str, Any]) -> CustomMessage:
+    """The ``custom`` message of a ``custom_message`` entry (its fields as the file has them)."""
+    message: dict[str, Any] = {
         "role": "custom",
         "customType": entry.get("customType"),
         "content": entry.get("content"),
@@ -61,18 +67,22 @@ def custom_message_from_entry(entry: Mapping[str, Any]) -> AgentMessage:
     if "attribution" in entry:
         message["attribution"] = entry["attribution"]
     message["timestamp"] = iso_to_epoch_ms(str(entry.get("timestamp", "")))
-    return message
+    return cast(CustomMessage, message)  # file data: the entry's shape is not checked on load
 
 
-def _compaction_message(entry: SessionEntry, provider_payload: dict[str, Any] | None) -> AgentMessage:
-    message: AgentMessage = {"role": "compactionSummary", "summary": entry.get("summary", "")}
-    if "shortSummary" in entry:
-        message["shortSummary"] = entry["shortSummary"]
-    message["tokensBefore"] = entry.get("tokensBefore", 0)
-    if provider_payload is not None:
-        message["providerPayload"] = provider_payload
-    message["timestamp"] = iso_to_epoch_ms(str(entry.get("timestamp", "")))
-    return message
+def _compaction_message(
+    entry: SessionEntry, provider_payload: dict[str, Any] | None
+) -> CompactionSummaryMessage:
+    short: _CompactionExtras = {"shortSummary": entry["shortSummary"]} if "shortSummary" in entry else {}
+    payload: _CompactionExtras = {} if provider_payload is None else {"providerPayload": provider_payload}
+    return {
+        "role": "compactionSummary",
+        "summary": entry.get("summary", ""),
+        **short,
+        "tokensBefore": entry.get("tokensBefore", 0),
+        **payload,
+        "timestamp": iso_to_epoch_ms(str(entry.get("timestamp", ""))),
+    }
 
 
 def _remote_history(entry: SessionEntry) -> dict[str, Any] | None:
@@ -93,16 +103,18 @@ def entry_message(entry: Mapping[str, Any]) -> AgentMessage | None:
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
-        return message if isinstance(message, dict) else None
+        # a message entry holds an agent message as written (read from the file, not checked)
+        return cast(AgentMessage, message) if isinstance(message, dict) else None
     if kind == "custom_message":
         return custom_message_from_entry(entry)
     if kind == "branch_summary" and entry.get("summary"):
-        return {
+        summary: BranchSummaryMessage = {
             "role": "branchSummary",
             "summary": entry["summary"],
-            "fromId": entry.get("fromId"),
+            "fromId": cast(str, entry.get("fromId")),  # file data, as written
             "timestamp": iso_to_epoch_ms(str(entry.get("timestamp", ""))),
         }
+        return summary
     return None
 
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
 from xcsh.agent.types import AgentMessage
+from xcsh.ai.types import UserContent
 from xcsh.coding.sessions.blobs import (
     BlobStore,
     externalize_data_url,
@@ -67,7 +68,7 @@ class CustomMessageEntry(TypedDict):
     parentId: str | None
     timestamp: str
     customType: str
-    content: str | list[dict[str, Any]]
+    content: str | list[UserContent]
     display: bool
     details: NotRequired[Any]
     attribution: NotRequired[Literal["user", "agent"]]

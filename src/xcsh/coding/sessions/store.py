@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
+from xcsh.ai.types import UserContent
 from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
@@ -57,7 +58,6 @@ from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
 logger = logging.getLogger(__name__)
 
 _SUMMARY_ROLES = frozenset({"compactionSummary", "branchSummary"})
-_CUSTOM_ROLES = frozenset({"custom", "hookMessage"})
 _CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
 
 
@@ -304,10 +304,10 @@ class SessionStore:
         The message dict is stored as is (not copied). Summary messages are rebuilt
         from their own entries and are refused here with ``ValueError``.
         """
-        role = message.get("role")
+        role = message["role"]
         if role in _SUMMARY_ROLES:
             raise ValueError(f"{role} messages are not stored as messages; append a compaction entry instead")
-        if role in _CUSTOM_ROLES:
+        if message["role"] == "custom" or message["role"] == "hookMessage":
             return self.append_custom_message(
                 str(message.get("customType", "")),
                 message.get("content", ""),
@@ -322,7 +322,7 @@ class SessionStore:
     def append_custom_message(
         self,
         custom_type: str,
-        content: str | list[dict[str, Any]],
+        content: str | list[UserContent],
         display: bool,
         details: Any = None,
         *,

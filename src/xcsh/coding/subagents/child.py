@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import Model
+from xcsh.coding.messages import last_assistant
 from xcsh.coding.models import ModelResolutionError
 from xcsh.coding.session import AgentSession, SessionConfig
 from xcsh.coding.sessions.store import SessionStore
@@ -135,7 +136,7 @@ def _text_of(message: dict[str, Any]) -> str:
     )
 
 
-def _add_usage(total: dict[str, Any], usage: dict[str, Any]) -> None:
+def _add_usage(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
     for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "premiumRequests"):
         total[key] = int(total.get(key, 0)) + int(usage.get(key, 0) or 0)
     cost = usage.get("cost") or {}
@@ -210,7 +211,7 @@ async def run_child(
             progress.currentTool = None
         elif event["type"] == "message_end":
             message = event["message"]
-            if message.get("role") == "assistant" and isinstance(message.get("usage"), dict):
+            if message["role"] == "assistant" and isinstance(message.get("usage"), dict):
                 _add_usage(result.usage, message["usage"])
                 progress.tokens = int(result.usage.get("totalTokens", 0))
         else:
@@ -234,7 +235,7 @@ async def run_child(
         if task is not None:
             await task
         await child.wait_for_idle()
-        last = next((m for m in reversed(child.messages) if m.get("role") == "assistant"), None)
+        last = last_assistant(child.messages)
         stop = last.get("stopReason") if last is not None else None
         if (signal is not None and signal.aborted) or stop == "aborted":
             progress.status = "aborted"

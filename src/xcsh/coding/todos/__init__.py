@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from xcsh.agent.types import CustomMessage, ToolResultMessage
 from xcsh.coding.events import SessionEvent
 from xcsh.coding.messages import custom_message
 from xcsh.coding.todos.prelude import eager_prelude
@@ -89,7 +90,7 @@ def install(session: AgentSession, config: TodoConfig) -> None:
         if event["type"] != "message_end":
             return
         message = event["message"]
-        if message.get("role") != "toolResult" or message.get("toolName") != TOOL_NAME:
+        if message["role"] != "toolResult" or message["toolName"] != TOOL_NAME:
             return
         if message.get("isError"):
             session.queue_hidden_next_turn(_error_reminder(message))
@@ -107,11 +108,10 @@ def install(session: AgentSession, config: TodoConfig) -> None:
     restore_from_branch(session, store)
 
 
-def _error_reminder(message: dict[str, Any]) -> dict[str, Any]:
+def _error_reminder(message: ToolResultMessage) -> CustomMessage:
     """Hidden next-turn note asking the model to fix a failed ``todo_write`` call."""
     error = next(
-        (b.get("text") for b in message.get("content") or [] if b.get("type") == "text" and b.get("text")),
-        None,
+        (b["text"] for b in message.get("content") or [] if b["type"] == "text" and b.get("text")), None
     )
     text = "\n".join(
         [

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentMessage
 from xcsh.coding.hooks import RunAction
-from xcsh.coding.messages import developer_message
+from xcsh.coding.messages import developer_message, last_assistant
 from xcsh.coding.todos.state import TodoStore, open_tasks_by_phase
 
 if TYPE_CHECKING:
@@ -34,10 +34,6 @@ def reminder_text(open_by_phase: list[tuple[str, list[dict[str, Any]]]], attempt
     )
 
 
-def _last_assistant(messages: list[AgentMessage]) -> AgentMessage | None:
-    return next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
-
-
 class TodoReminders:
     """Post-run handler: continue the chain with a reminder while todos are open.
 
@@ -52,7 +48,7 @@ class TodoReminders:
 
     async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
         session = self._session
-        last = _last_assistant(added)
+        last = last_assistant(added)
         if last is None or last.get("stopReason") in ("error", "aborted"):
             return None
         if any(block.get("type") == "toolCall" for block in last.get("content") or []):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from xcsh.agent.types import AgentEvent, AgentMessage, MessageUpdateEvent
+from xcsh.agent.types import AgentEvent, AgentMessage, AssistantMessage, MessageUpdateEvent
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import custom_message
 from xcsh.coding.ttsr.matcher import MatchContext, TtsrMatcher, path_candidates, should_interrupt
@@ -69,7 +69,7 @@ class TtsrFeature:
         self.matcher = matcher
         self.pending: list[Rule] = []
         self.interrupting = False
-        self._target: Any = None
+        self._target: int | None = None
 
     # ---- stream watching -------------------------------------------------------------
     def on_agent_event(self, event: AgentEvent) -> None:
@@ -84,7 +84,7 @@ class TtsrFeature:
         elif event["type"] == "message_end":
             self._message_end(event["message"])
 
-    def _context(self, update: Mapping[str, Any], message: AgentMessage) -> MatchContext | None:
+    def _context(self, update: Mapping[str, Any], message: AssistantMessage) -> MatchContext | None:
         kind = update.get("type")
         if kind == "text_delta":
             return MatchContext(source="text")
@@ -95,7 +95,7 @@ class TtsrFeature:
         index = update.get("contentIndex", -1)
         content = message.get("content") or []
         block = content[index] if isinstance(index, int) and 0 <= index < len(content) else None
-        if not isinstance(block, dict) or block.get("type") != "toolCall":
+        if not isinstance(block, dict) or block["type"] != "toolCall":
             return MatchContext(source="tool")
         name = str(block.get("name") or "")
         key = f"toolcall:{block['id']}" if block.get("id") else f"tool:{name}:{index}"
@@ -120,18 +120,17 @@ class TtsrFeature:
         if not should_interrupt(matches, context.source, mode):
             return
         self.interrupting = True
-        self._target = event["message"].get("timestamp")
+        self._target = event["message"]["timestamp"]
         self.session.interrupt_run("ttsr")
         self.session.emit({"type": "ttsr_triggered", "rules": matches})
 
     def _message_end(self, message: AgentMessage) -> None:
-        role = message.get("role")
-        if role == "custom" and message.get("customType") == INJECTION_TYPE:
+        if message["role"] == "custom" and message.get("customType") == INJECTION_TYPE:
             # a deferred injection was delivered (and persisted by the session)
             details = message.get("details") or {}
             self._record([n for n in details.get("rules") or [] if isinstance(n, str)])
             return
-        if role != "assistant" or self.interrupting or not self.pending:
+        if message["role"] != "assistant" or self.interrupting or not self.pending:
             return
         rules, self.pending = self.pending, []
         if message.get("stopReason") in ("aborted", "error"):
@@ -160,11 +159,11 @@ class TtsrFeature:
         self._record([r["name"] for r in rules])
         return RunAction("continue")
 
-    def _target_message(self) -> AgentMessage | None:
+    def _target_message(self) -> AssistantMessage | None:
         """The interrupted assistant message (the newest one with the recorded timestamp)."""
-        for message in reversed(self.session.messages):
-            if message.get("role") == "assistant" and (
-                self._target is None or message.get("timestamp") == self._target
+        for message in self.session.messages[::-1]:
+            if message["role"] == "assistant" and (
+                self._target is None or message["timestamp"] == self._target
             ):
                 return message
         return None

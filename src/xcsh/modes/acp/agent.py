@@ -33,10 +33,12 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from xcsh.ai.types import ImageContent
 from xcsh.coding.approvals import approval_gate_for
 from xcsh.coding.errors import BusyError, CommandError
 from xcsh.coding.extensions.feature import runner_for
 from xcsh.coding.factory import StartupError, StartupOptions
+from xcsh.coding.messages import last_assistant
 from xcsh.coding.session import AgentSession
 from xcsh.modes.acp.ui import AcpUI
 from xcsh.modes.acp.updates import from_event, from_history
@@ -78,10 +80,10 @@ class _Live:
         self.session.shutdown()
 
 
-def _prompt_input(blocks: list[Any]) -> tuple[str, list[dict[str, Any]] | None]:
+def _prompt_input(blocks: list[Any]) -> tuple[str, list[ImageContent] | None]:
     """Text (with embedded resources and links as context) and images of an ACP prompt."""
     parts: list[str] = []
-    images: list[dict[str, Any]] = []
+    images: list[ImageContent] = []
     for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "text":
@@ -172,7 +174,7 @@ class XcshAcpAgent:
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         live = self._open(cwd, session_id)
         assert self.client is not None
-        for update in from_history(list(live.session.messages)):
+        for update in from_history(live.session.messages):
             await self.client.session_update(session_id=live.session_id, update=update)
         self._announce_commands(live)
         return LoadSessionResponse()
@@ -200,7 +202,7 @@ class XcshAcpAgent:
         if live.cancelled:
             return PromptResponse(stop_reason="cancelled")
         added = live.session.messages[before:]
-        last = next((m for m in reversed(added) if m.get("role") == "assistant"), None)
+        last = last_assistant(added)
         reason = last.get("stopReason") if last is not None else None
         if reason == "aborted":
             return PromptResponse(stop_reason="cancelled")

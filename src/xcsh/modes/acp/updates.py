@@ -7,6 +7,7 @@ execution becomes a ``tool_call`` (status ``in_progress``) followed by ``tool_ca
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from acp import (
@@ -95,7 +96,7 @@ def from_event(event: dict[str, Any]) -> list[Update]:
     return []
 
 
-def _text_of(message: dict[str, Any], block_type: str = "text", key: str = "text") -> str:
+def _text_of(message: Mapping[str, Any], block_type: str = "text", key: str = "text") -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content if block_type == "text" else ""
@@ -106,7 +107,7 @@ def _text_of(message: dict[str, Any], block_type: str = "text", key: str = "text
     )
 
 
-def from_history(messages: list[dict[str, Any]]) -> list[Update]:
+def from_history(messages: Iterable[Mapping[str, Any]]) -> list[Update]:
     """Updates that replay a stored conversation (``session/load``)."""
     out: list[Update] = []
     calls: dict[str, dict[str, Any]] = {}

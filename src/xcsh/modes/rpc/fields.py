@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from xcsh.ai.types import ImageContent
+
 
 class FieldError(TypeError):
     """A command field is missing or has the wrong type."""
@@ -39,13 +41,13 @@ def req_list(cmd: dict[str, Any], name: str) -> list[Any]:
     return value
 
 
-def opt_images(cmd: dict[str, Any]) -> list[dict[str, Any]] | None:
+def opt_images(cmd: dict[str, Any]) -> list[ImageContent] | None:
     images = cmd.get("images")
     if images is None:
         return None
     if not isinstance(images, list):
         raise FieldError("'images' must be an array of image contents")
-    out = []
+    out: list[ImageContent] = []
     for index, image in enumerate(images):
         if (
             not isinstance(image, dict)

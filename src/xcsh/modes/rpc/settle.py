@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentMessage
+from xcsh.coding.messages import last_assistant
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
@@ -95,7 +96,7 @@ class Settler:
         if exc is not None:
             return "error", str(exc) or type(exc).__name__
         added = self.server.session.messages[start:]
-        last = next((m for m in reversed(added) if m.get("role") == "assistant"), None)
+        last = last_assistant(added)
         reason = last.get("stopReason") if last is not None else None
         if reason == "aborted":
             return "aborted", None
