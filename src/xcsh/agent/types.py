@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Protocol, TypedDict
+
+from msgspec import Meta
 
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.types import (
@@ -126,7 +128,7 @@ AgentMessage = UserMessage | DeveloperMessage | AssistantMessage | ToolResultMes
 
 
 class AgentToolResult(TypedDict):
-    """What a tool returns: content for the model, details for hosts and UIs."""
+    """What a tool returned: content for the model, `details` for hosts and UIs."""
 
     content: list[TextContent | ImageContent]
     details: NotRequired[Any]
@@ -167,37 +169,50 @@ class AgentTool:
 QueueMode = Literal["all", "one-at-a-time"]
 InterruptMode = Literal["immediate", "wait"]
 
-# ---- events: written verbatim on the wire (rpc-protocol §6), so fields keep the protocol's names
+# ---- events: written verbatim on the wire (rpc-protocol §6), so fields keep the protocol's names.
+# They are also the protocol's schema (xcsh.rpc.frames imports them): docstrings and Meta
+# descriptions are what docs/protocol.md shows.
 
 
 class AgentStartEvent(TypedDict):
+    """A run begins (also each automatic continuation)."""
+
     type: Literal["agent_start"]
 
 
 class AgentEndEvent(TypedDict):
-    """The run ended; ``messages`` are the messages it added to the context."""
+    """A run ended; the agent may still continue by itself (see `get_state.isStreaming`)."""
 
     type: Literal["agent_end"]
-    messages: list[AgentMessage]
+    messages: Annotated[list[AgentMessage], Meta(description="The messages this run added.")]
 
 
 class TurnStartEvent(TypedDict):
+    """A turn (one model call and its tool calls) begins."""
+
     type: Literal["turn_start"]
 
 
 class TurnEndEvent(TypedDict):
+    """A turn ended."""
+
     type: Literal["turn_end"]
-    message: AgentMessage
-    toolResults: list[ToolResultMessage]
+    message: Annotated[AgentMessage, Meta(description="The turn's assistant message.")]
+    toolResults: Annotated[list[ToolResultMessage], Meta(description="In completion order.")]
 
 
 class MessageStartEvent(TypedDict):
+    """A message begins (an assistant message starts empty and streams)."""
+
     type: Literal["message_start"]
     message: AgentMessage
 
 
 class MessageUpdateEvent(TypedDict):
-    """A streaming step of the assistant message; ``message`` is its snapshot so far."""
+    """A streaming step of the assistant message; ``message`` is its snapshot so far.
+
+    The wire form (xcsh.rpc.frames) may slim delta updates, so it is declared there.
+    """
 
     type: Literal["message_update"]
     assistantMessageEvent: AssistantMessageEvent
@@ -205,21 +220,25 @@ class MessageUpdateEvent(TypedDict):
 
 
 class MessageEndEvent(TypedDict):
-    """The message is final (and persisted before subscribers see this event)."""
+    """A message is final (and persisted)."""
 
     type: Literal["message_end"]
     message: AgentMessage
 
 
 class ToolExecutionStartEvent(TypedDict):
+    """A tool call starts executing."""
+
     type: Literal["tool_execution_start"]
     toolCallId: str
     toolName: str
-    args: dict[str, Any]
-    intent: NotRequired[str]
+    args: Annotated[dict[str, Any], Meta(description="Validated arguments, without the intent field.")]
+    intent: NotRequired[Annotated[str, Meta(description="The model's stated intent for the call.")]]
 
 
 class ToolExecutionUpdateEvent(TypedDict):
+    """Progress of a running tool."""
+
     type: Literal["tool_execution_update"]
     toolCallId: str
     toolName: str
@@ -228,12 +247,14 @@ class ToolExecutionUpdateEvent(TypedDict):
 
 
 class ToolExecutionEndEvent(TypedDict):
+    """A tool call finished."""
+
     type: Literal["tool_execution_end"]
     toolCallId: str
     toolName: str
     result: AgentToolResult
     isError: bool
-    isWarning: NotRequired[bool]
+    isWarning: NotRequired[Annotated[bool, Meta(description="Absent on synthetic abort/error results.")]]
 
 
 AgentEvent = (

@@ -11,6 +11,17 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
+from xcsh.agent.types import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
 from xcsh.ai.events import (
     BlockDeltaEvent,
     BlockStartEvent,
@@ -20,9 +31,9 @@ from xcsh.ai.events import (
     TextEndEvent,
     ToolCallEndEvent,
 )
-from xcsh.ai.types import AssistantMessage, ToolResultMessage
+from xcsh.ai.types import AssistantMessage
 from xcsh.rpc.host_frames import SettledFrame
-from xcsh.rpc.results import AgentMessage, CompactionResult, ToolResult
+from xcsh.rpc.results import CompactionResult
 
 # ---- process and responses ------------------------------------------------------------------
 
@@ -55,40 +66,8 @@ class ErrorResponse(TypedDict):
 
 
 # ---- session events (§6) ----------------------------------------------------------------------
-
-
-class AgentStartEvent(TypedDict):
-    """A run begins (also each automatic continuation)."""
-
-    type: Literal["agent_start"]
-
-
-class AgentEndEvent(TypedDict):
-    """A run ended; the agent may still continue by itself (see `get_state.isStreaming`)."""
-
-    type: Literal["agent_end"]
-    messages: Annotated[list[AgentMessage], Meta(description="The messages this run added.")]
-
-
-class TurnStartEvent(TypedDict):
-    """A turn (one model call and its tool calls) begins."""
-
-    type: Literal["turn_start"]
-
-
-class TurnEndEvent(TypedDict):
-    """A turn ended."""
-
-    type: Literal["turn_end"]
-    message: Annotated[AgentMessage, Meta(description="The turn's assistant message.")]
-    toolResults: Annotated[list[ToolResultMessage], Meta(description="In completion order.")]
-
-
-class MessageStartEvent(TypedDict):
-    """A message begins (an assistant message starts empty and streams)."""
-
-    type: Literal["message_start"]
-    message: AgentMessage
+# The agent's events are declared once, in xcsh.agent.types, and imported above; only
+# `message_update` has a wire form of its own (slim deltas with --message-updates delta).
 
 
 class SlimDeltaEvent(TypedDict):
@@ -128,44 +107,6 @@ class MessageUpdateEvent(TypedDict):
             AssistantMessage, Meta(description="The partial assistant message (omitted for slim deltas).")
         ]
     ]
-
-
-class MessageEndEvent(TypedDict):
-    """A message is final (and persisted)."""
-
-    type: Literal["message_end"]
-    message: AgentMessage
-
-
-class ToolExecutionStartEvent(TypedDict):
-    """A tool call starts executing."""
-
-    type: Literal["tool_execution_start"]
-    toolCallId: str
-    toolName: str
-    args: Annotated[dict[str, Any], Meta(description="Validated arguments, without the intent field.")]
-    intent: NotRequired[Annotated[str, Meta(description="The model's stated intent for the call.")]]
-
-
-class ToolExecutionUpdateEvent(TypedDict):
-    """Progress of a running tool."""
-
-    type: Literal["tool_execution_update"]
-    toolCallId: str
-    toolName: str
-    args: dict[str, Any]
-    partialResult: ToolResult
-
-
-class ToolExecutionEndEvent(TypedDict):
-    """A tool call finished."""
-
-    type: Literal["tool_execution_end"]
-    toolCallId: str
-    toolName: str
-    result: ToolResult
-    isError: bool
-    isWarning: NotRequired[Annotated[bool, Meta(description="Absent on synthetic abort/error results.")]]
 
 
 class AutoCompactionStartEvent(TypedDict):

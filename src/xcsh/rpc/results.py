@@ -9,19 +9,11 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
-from xcsh.agent.types import AgentMessage
-from xcsh.ai.types import ImageContent, Model, TextContent
+from xcsh.agent.types import AgentMessage as AgentMessage  # re-exported: response data carries it
+from xcsh.ai.types import Model
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 Count = Annotated[int, Meta(ge=0)]
-
-
-class ToolResult(TypedDict):
-    """What a tool returned: content for the model, `details` for hosts and UIs."""
-
-    content: list[TextContent | ImageContent]
-    details: NotRequired[Any]
-    isWarning: NotRequired[bool]
 
 
 class TodoItem(TypedDict):
