@@ -255,3 +255,20 @@ def install(session: AgentSession, config: HostToolsConfig) -> HostToolBridge:
     bridge = HostToolBridge(session)
     session.features.put(bridge)
     return bridge
+
+
+def host_bridge_of(session: AgentSession) -> HostToolBridge | None:
+    """The session's host-tool bridge, or None when host tools are not installed."""
+    return session.features.get(HostToolBridge)
+
+
+def set_host_tools(session: AgentSession, tools: list[Any]) -> list[str]:
+    """The ``set_host_tools`` operation: check and install the definitions; their names in request order.
+
+    Raises :class:`HostToolDefinitionError` for an invalid definition.
+    """
+    definitions = normalize_definitions(tools)
+    bridge = host_bridge_of(session)
+    if bridge is None:
+        raise RuntimeError("host tools are not available in this session")
+    return bridge.set_tools(definitions)

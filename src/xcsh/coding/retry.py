@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.ai.errors import is_retryable, is_transport_failure, retry_hint_ms
+from xcsh.coding.auto_settings import auto_retry_enabled
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import last_assistant
 
@@ -101,7 +102,7 @@ class RetryHandler:
     # ---- settings ------------------------------------------------------------------------
     @property
     def enabled(self) -> bool:
-        return self._session.settings.get_bool("retry.enabled", True)
+        return auto_retry_enabled(self._session.settings)
 
     @property
     def max_retries(self) -> int:
@@ -197,6 +198,13 @@ class RetryHandler:
 def retry_handler_for(session: AgentSession) -> RetryHandler | None:
     """The session's installed retry handler, if any."""
     return session.features.get(RetryHandler)
+
+
+def abort_retry(session: AgentSession) -> None:
+    """The ``abort_retry`` operation: cancel a pending back-off (a no-op without one or without retry)."""
+    handler = retry_handler_for(session)
+    if handler is not None:
+        handler.abort_retry()
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,8 @@ from xcsh.ai.abort import AbortSignal
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.thinking import next_level, resolve_level
 from xcsh.ai.types import ImageContent, Model, ThinkingLevel, ToolCall
+from xcsh.coding import auto_settings
+from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError, no_api_key_text
 from xcsh.coding.events import SessionEvent
 from xcsh.coding.file_mentions import build_file_mention
@@ -40,7 +42,7 @@ from xcsh.coding.model_choice import ModelCycle, model_ref, next_in_cycle, remem
 from xcsh.coding.models import ModelRegistry
 from xcsh.coding.recovery import recovery_message
 from xcsh.coding.sessions.branching import branch_to_new_file
-from xcsh.coding.sessions.context import SessionContext, build_session_context, message_text
+from xcsh.coding.sessions.context import SessionContext, build_session_context, message_text, session_stats
 from xcsh.coding.sessions.loading import NotASessionError
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError, sanitize_title
@@ -98,6 +100,7 @@ class SessionSnapshot:
     queued_count: int
     system_prompt: str
     tools: tuple[AgentTool, ...]
+    auto_compaction_enabled: bool
 
 
 class AgentSession:
@@ -274,6 +277,14 @@ class AgentSession:
             queued_count=self.queued_count,
             system_prompt=self._agent.system_prompt,
             tools=tuple(self._agent.tools),
+            auto_compaction_enabled=auto_compaction_enabled(self._settings),
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """The ``get_session_stats`` figures over the live context (no file: ``sessionFile`` omitted)."""
+        path = self._store.path
+        return session_stats(
+            self._agent.messages, session_id=self._store.session_id, session_file=str(path) if path else None
         )
 
     # ---- events ----------------------------------------------------------------------
@@ -775,6 +786,15 @@ class AgentSession:
         """Set (and save) whether steering interrupts tool calls (``immediate``) or waits."""
         self._agent.interrupt_mode = "wait" if mode == "wait" else "immediate"
         self._settings.set("interruptMode", mode)
+
+    # ---- automatic continuations (saved to settings) ----------------------------------------
+    def set_auto_compaction(self, enabled: bool) -> None:
+        """Turn automatic compaction on or off (enabling also turns an ``off`` strategy back on)."""
+        auto_settings.set_auto_compaction(self._settings, enabled)
+
+    def set_auto_retry(self, enabled: bool) -> None:
+        """Turn automatic retry of retryable errors on or off."""
+        auto_settings.set_auto_retry(self._settings, enabled)
 
     # ---- whole sessions ------------------------------------------------------------------
     def _blob_dir(self) -> Path:

@@ -29,6 +29,7 @@ from xcsh.agent.types import AgentMessage
 from xcsh.ai.abort import AbortController
 from xcsh.ai.errors import is_context_overflow
 from xcsh.ai.types import Model
+from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.compaction.prepare import (
     AlreadyCompactedError,
     CompactionError,
@@ -58,7 +59,6 @@ from xcsh.coding.sessions.store import SessionWriteError
 if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
-    from xcsh.coding.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -86,18 +86,6 @@ def _number(value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return -1.0
-
-
-def auto_compaction_enabled(settings: Settings) -> bool:
-    """Automatic compaction is on: ``compaction.enabled`` and a strategy other than ``off``."""
-    return settings.get_bool("compaction.enabled", True) and settings.get("compaction.strategy") != "off"
-
-
-def set_auto_compaction(settings: Settings, enabled: bool) -> None:
-    """The ``set_auto_compaction`` rule: enabling also turns an ``off`` strategy back on."""
-    settings.set("compaction.enabled", enabled)
-    if enabled and settings.get("compaction.strategy") == "off":
-        settings.set("compaction.strategy", "context-full")
 
 
 def _is_before_compaction(message: AgentMessage, context: list[AgentMessage]) -> bool:
@@ -317,6 +305,13 @@ class Compactor:
 def compactor_for(session: AgentSession) -> Compactor | None:
     """The session's installed compactor, if any."""
     return session.features.get(Compactor)
+
+
+async def compact_now(session: AgentSession, custom_instructions: str | None) -> CompactionResult:
+    """The ``compact`` operation: stop any run, then compact (with or without auto-compaction installed)."""
+    await session.abort()
+    compactor = compactor_for(session) or install(session, CompactionConfig())
+    return await compactor.compact(custom_instructions or None)
 
 
 @dataclass(frozen=True, slots=True)

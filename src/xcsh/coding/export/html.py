@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -26,6 +27,7 @@ from xcsh.coding.sessions.context import content_text, message_text, path_to, se
 from xcsh.coding.sessions.entries import SessionEntry
 
 if TYPE_CHECKING:
+    from xcsh.coding.session import AgentSession
     from xcsh.coding.sessions.store import SessionStore
 
 _SEARCH_SCRIPT = (
@@ -405,3 +407,20 @@ def export_session_html(
     output_path = Path(output_path)
     write_private_file(output_path, document.encode("utf-8", errors="backslashreplace"))
     return output_path
+
+
+def export_html(session: AgentSession, output_path: str | None) -> str:
+    """The ``export_html`` operation: write the session's HTML next to the process cwd.
+
+    Without ``output_path`` the file is ``xcsh-session-<file stem>.html``; a relative path
+    is resolved against the process cwd. Returns the path as given (or that default name).
+    Raises ``ValueError`` for an in-memory session.
+    """
+    store = session.store
+    if store.path is None:
+        raise ValueError("Cannot export in-memory session to HTML")
+    output = output_path or f"xcsh-session-{Path(store.path).name.removesuffix('.jsonl')}.html"
+    target = Path(output) if os.path.isabs(output) else Path.cwd() / output
+    tools = [{"name": t.name, "description": t.description} for t in session.active_tools()]
+    export_session_html(store, target, system_prompt=session.system_prompt, tools=tools)
+    return output

@@ -7,6 +7,7 @@ returns its :class:`TodoStore` (what ``set_todos`` writes and ``get_state`` read
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,14 @@ ERROR_REMINDER_TYPE = "todo-write-error-reminder"
 def todos_of(session: AgentSession) -> TodoStore | None:
     """The session's todo store, or None when the todo feature is not installed."""
     return session.features.get(TodoStore)
+
+
+def set_todos(session: AgentSession, phases: Sequence[Any]) -> list[dict[str, Any]]:
+    """The ``set_todos`` operation: replace the phases; returns the stored copy."""
+    store = todos_of(session)
+    if store is None:
+        raise RuntimeError("todos are not available in this session")
+    return store.set(phases)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

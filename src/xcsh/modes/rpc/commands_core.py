@@ -10,7 +10,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from xcsh.ai.types import THINKING_LEVELS
-from xcsh.coding.compaction.compactor import set_auto_compaction as set_auto_compaction_setting
 from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
 from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
@@ -137,12 +136,12 @@ async def set_interrupt_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 async def set_auto_compaction(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    set_auto_compaction_setting(server.session.settings, req_bool(cmd, "enabled"))
+    server.session.set_auto_compaction(req_bool(cmd, "enabled"))
     return NO_DATA
 
 
 async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.settings.set("retry.enabled", req_bool(cmd, "enabled"))
+    server.session.set_auto_retry(req_bool(cmd, "enabled"))
     return NO_DATA
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.compaction.compactor import CompactionConfig, compactor_for
-from xcsh.coding.compaction.compactor import install as install_compaction
-from xcsh.coding.retry import retry_handler_for
+from xcsh.coding.compaction.compactor import compact_now
+from xcsh.coding.retry import abort_retry as cancel_retry
 from xcsh.coding.user_bash import abort_user_bash, run_user_bash
 from xcsh.modes.rpc.fields import opt_str, req_str
 from xcsh.modes.rpc.server import NO_DATA
@@ -23,17 +22,11 @@ if TYPE_CHECKING:
 
 
 async def compact(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    instructions = opt_str(cmd, "customInstructions")
-    session = server.session
-    await session.abort()
-    compactor = compactor_for(session) or install_compaction(session, CompactionConfig())
-    return await compactor.compact(instructions or None)
+    return await compact_now(server.session, opt_str(cmd, "customInstructions"))
 
 
 async def abort_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    handler = retry_handler_for(server.session)
-    if handler is not None:
-        handler.abort_retry()
+    cancel_retry(server.session)
     return NO_DATA
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.sessions.context import last_assistant_text, session_stats
+from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.rpc.fields import opt_str, req_str
 from xcsh.modes.rpc.server import NO_DATA
 
@@ -44,27 +42,13 @@ async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 async def get_session_stats(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    session = server.session
-    path = session.store.path
-    return session_stats(
-        list(session.messages), session_id=session.store.session_id, session_file=str(path) if path else None
-    )
+    return server.session.stats()
 
 
 async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    session = server.session
-    store = session.store
-    if store.path is None:
-        raise ValueError("Cannot export in-memory session to HTML")
-    output = opt_str(cmd, "outputPath")
-    if not output:
-        output = f"xcsh-session-{Path(store.path).name.removesuffix('.jsonl')}.html"
-    from xcsh.coding.export.html import export_session_html
+    from xcsh.coding.export.html import export_html as export  # markdown and Pygments: loaded on use
 
-    target = Path(output) if os.path.isabs(output) else Path.cwd() / output
-    tools = [{"name": t.name, "description": t.description} for t in session.active_tools()]
-    export_session_html(store, target, system_prompt=session.system_prompt, tools=tools)
-    return {"path": output}
+    return {"path": export(server.session, opt_str(cmd, "outputPath"))}
 
 
 HANDLERS: dict[str, Handler] = {

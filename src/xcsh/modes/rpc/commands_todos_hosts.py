@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.host_tools import DISCONNECTED_TEXT, HostToolBridge, normalize_definitions
-from xcsh.coding.todos import todos_of
+from xcsh.coding.host_tools import DISCONNECTED_TEXT, host_bridge_of
+from xcsh.coding.host_tools import set_host_tools as set_host_tools_of
+from xcsh.coding.todos import set_todos as set_todos_of
 from xcsh.modes.rpc.fields import req_list
 
 if TYPE_CHECKING:
@@ -17,23 +18,11 @@ if TYPE_CHECKING:
 
 
 async def set_todos(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    phases = req_list(cmd, "phases")
-    store = todos_of(server.session)
-    if store is None:
-        raise RuntimeError("todos are not available in this session")
-    return {"todoPhases": store.set(phases)}
-
-
-def _bridge(server: RpcServer) -> HostToolBridge:
-    bridge = server.session.features.get(HostToolBridge)
-    if bridge is None:
-        raise RuntimeError("host tools are not available in this session")
-    return bridge
+    return {"todoPhases": set_todos_of(server.session, req_list(cmd, "phases"))}
 
 
 async def set_host_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    definitions = normalize_definitions(req_list(cmd, "tools"))
-    return {"toolNames": _bridge(server).set_tools(definitions)}
+    return {"toolNames": set_host_tools_of(server.session, req_list(cmd, "tools"))}
 
 
 HANDLERS: dict[str, Handler] = {"set_todos": set_todos, "set_host_tools": set_host_tools}
@@ -41,7 +30,7 @@ HANDLERS: dict[str, Handler] = {"set_todos": set_todos, "set_host_tools": set_ho
 
 def wire(server: RpcServer) -> None:
     """Connect the session's host-tool bridge to the server: outbound frames, results, updates, EOF."""
-    bridge = server.session.features.get(HostToolBridge)
+    bridge = host_bridge_of(server.session)
     if bridge is None:
         return
     bridge.connect(server.write)

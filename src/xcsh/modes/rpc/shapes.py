@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from xcsh.coding.compaction.compactor import auto_compaction_enabled
 from xcsh.coding.model_choice import ModelCycle
 from xcsh.coding.secrets import public_model
 from xcsh.coding.session import AgentSession
@@ -38,7 +37,7 @@ def state_payload(session: AgentSession) -> dict[str, Any]:
     data["sessionId"] = snap.session_id
     if snap.session_name:
         data["sessionName"] = snap.session_name
-    data["autoCompactionEnabled"] = bool(auto_compaction_enabled(session.settings))
+    data["autoCompactionEnabled"] = snap.auto_compaction_enabled
     data["messageCount"] = snap.message_count
     data["queuedMessageCount"] = snap.queued_count
     todos = todos_of(session)
