@@ -61,8 +61,8 @@ async def test_a_small_model_that_gives_up_after_a_failed_edit_gets_one_more_tur
     # the error carries the file's current text, so the model can copy old_text from it
     assert results(frames)[0][1] is True and "def add(a, b):\n    return a - b" in error
     assert NUDGE in user_texts(fake_llm.requests[2].json)[-1]
-    # the extra turn must act: it requires a tool call; the turns around it do not
-    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [None, None, "required", None]
+    # the first call of the run and the extra turn must act: they require a tool call
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == ["required", None, "required", None]
     nudges = [f for f in frames if f["type"] == "message_end" and f["message"]["role"] == "custom"]
     assert [(m["message"]["customType"], m["message"]["display"]) for m in nudges] == [
         ("toolRecovery", False)
@@ -150,11 +150,15 @@ async def test_a_small_model_is_not_forced_to_plan_with_todo_write_before_the_ta
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     small_model(workspace, fake_llm)
-    fake_llm.script(script.text("Done."), script.text("Done."))
+    fake_llm.script(
+        script.tool_calls(("c1", "read", {"path": "."})), script.text("Done."), script.text("Done.")
+    )
     for model in ("fake/tiny-coder", "fake/fake-model"):
         await run(workspace, ["--model", model, "--no-session"], "Add a docstring to main.")
-    small, default = (r.json for r in fake_llm.requests)
-    assert "tool_choice" not in small and not any("Plan before you act" in t for t in user_texts(small))
+    small, _, default = (r.json for r in fake_llm.requests)
+    # the small model's first call must use a tool (any: it looks before it answers), but no plan
+    assert small["tool_choice"] == "required"
+    assert not any("Plan before you act" in t for t in user_texts(small))
     # the same prompt to a model without the profile gets the eager todo prelude (agent-behaviour §8.4)
     assert default["tool_choice"]["function"]["name"] == "todo_write"
 
@@ -282,4 +286,25 @@ async def test_a_small_model_that_claims_success_after_an_unresolved_failed_edit
     await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
     assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert NUDGE in user_texts(fake_llm.requests[3].json)[-1]
-    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [None, None, None, "required", None]
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [
+        "required",
+        None,
+        None,
+        "required",
+        None,
+    ]
+
+
+async def test_a_small_model_looks_before_it_answers_a_question_about_the_code(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "server.py").write_text("DEFAULT_PORT = 8765\n")
+    fake_llm.script(
+        script.tool_calls(("c1", "grep", {"pattern": "PORT"})),
+        script.text("server.py listens on 8765 by default."),
+        script.text("8080"),  # the same question, to a model without the profile: a guess
+    )
+    question = "On which port does server.py listen? Answer with the number."
+    await run(workspace, small_model(workspace, fake_llm), question)
+    await run(workspace, ["--model", "fake/fake-model", "--no-session", "--tools", "read,grep"], question)
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == ["required", None, None]

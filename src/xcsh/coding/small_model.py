@@ -1,16 +1,21 @@
-"""The ``small-model`` feature: a note on the error of a call that already failed the same way.
+"""The ``small-model`` feature: look first, and a note on a call that already failed the same way.
 
-For a model with the small profile (checked at call time, so a model switch takes effect
-at once), the error of a call identical to one that already failed in this conversation
-(same tool, same arguments) starts with ``recovery.repeat_note``: that it failed before,
-how often, and that only different arguments can work. Other models get the plain error.
+For a model with the small profile (checked when it matters, so a model switch takes
+effect at once; other models are untouched):
+
+- **Look first**: the first model call of every prompt must be a tool call
+  (``tool_choice: required``) when the session has active tools. A small model otherwise
+  answers questions about the code without reading it, with a plausible guess.
+- **Repeats named**: the error of a call identical to one that already failed in this
+  conversation (same tool, same arguments) starts with ``recovery.repeat_note``: that it
+  failed before, how often, and that only different arguments can work.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xcsh.agent.types import AgentToolResult
+from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import ToolCall
 from xcsh.coding.recovery import earlier_failures, has_small_profile, repeat_note
 
@@ -37,4 +42,10 @@ def install(session: AgentSession, config: bool) -> None:
         noted["content"] = [{"type": "text", "text": repeat_note(call["name"], times)}, *result["content"]]
         return noted
 
+    def look_first(text: str) -> list[AgentMessage]:
+        if has_small_profile(session.model) and session.active_tools():
+            session.force_next_tool("required")  # any tool: the choice stays the model's
+        return []
+
+    session.hooks.before_user_message.append(look_first)
     session.hooks.after_tool_call.append(note_repeats)

@@ -116,8 +116,18 @@ async def test_missing_file_error_names_similar_files_of_the_project(tmp_path: P
         str(info.value)
         == "File not found: limit.py. Did you mean app/limits.py? Use find to locate files by name."
     )
+    # nothing similar in a small project: its files are listed
+    (tmp_path / "db.py").write_text("")
     with pytest.raises(ToolError) as info:
-        await _read(tmp_path, path="zzz.txt")
+        await _read(tmp_path, path="project.py")
+    assert str(info.value) == (
+        "File not found: project.py. No file has a similar name; the files there are: app/limits.py, db.py. "
+        "To find which file mentions a name, grep for it."
+    )
+    for index in range(30):
+        (tmp_path / f"m{index}.txt").write_text("")
+    with pytest.raises(ToolError) as info:
+        await _read(tmp_path, path="zzz.py")
     assert str(info.value).endswith("Use find to locate files by name (read on a directory lists it).")
 
 

@@ -306,8 +306,14 @@ def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
     )
 
 
+_LIST_FILES = 30
+
+
 def _did_you_mean(cwd: Path, path: Path) -> str:
-    """A hint naming files with a similar name, searched from the nearest existing parent."""
+    """A hint naming files with a similar name, searched from the nearest existing parent.
+
+    With no similar name in a tree of at most 30 files, the hint lists them all.
+    """
     parent = path.parent
     while not parent.is_dir() and parent != parent.parent:
         parent = parent.parent
@@ -330,4 +336,10 @@ def _did_you_mean(cwd: Path, path: Path) -> str:
     found = [display_path(cwd, p) for name in close for p in by_name[name][:2]][:3]
     if found:
         return f" Did you mean {' or '.join(found)}? Use find to locate files by name."
+    if 0 < len(names) <= _LIST_FILES:
+        listed = ", ".join(sorted(display_path(cwd, p) for p in names))
+        return (
+            f" No file has a similar name; the files there are: {listed}. "
+            "To find which file mentions a name, grep for it."
+        )
     return " Use find to locate files by name (read on a directory lists it)."
