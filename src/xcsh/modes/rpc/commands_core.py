@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from xcsh.ai.types import THINKING_LEVELS
+from xcsh.ai.types import ImageContent
 from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
-from xcsh.modes.rpc.fields import opt_images, opt_str, req_bool, req_str
 from xcsh.modes.rpc.shapes import cycle_payload, state_payload
+from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
@@ -21,7 +21,14 @@ if TYPE_CHECKING:
 from xcsh.modes.rpc.server import HANDLED, NO_DATA
 
 
-def _start(server: RpcServer, command: str, cid: Any, text: str, images: Any, behavior: str | None) -> None:
+def _start(
+    server: RpcServer,
+    command: str,
+    cid: Any,
+    text: str,
+    images: list[ImageContent] | None,
+    behavior: str | None,
+) -> None:
     """Start a prompt; failures (now or later) are answered with the same id and command."""
     try:
         task = server.session.start_prompt(text, images, behavior)
@@ -49,11 +56,11 @@ def _start(server: RpcServer, command: str, cid: Any, text: str, images: Any, be
     server.spawn(task)
 
 
-async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    text = req_str(cmd, "message")
-    images = opt_images(cmd)
-    behavior = opt_str(cmd, "streamingBehavior")
-    locale = opt_str(cmd, "locale")
+async def prompt(server: RpcServer, cmd: c.PromptCommand) -> Any:
+    text = cmd["message"]
+    images = cmd.get("images")
+    behavior = cmd.get("streamingBehavior")
+    locale = cmd.get("locale")
     if locale:
         server.session.set_locale(locale)
     server.respond("prompt", cmd.get("id"))
@@ -61,91 +68,88 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
     return HANDLED
 
 
-async def steer(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.steer(req_str(cmd, "message"), opt_images(cmd))
+async def steer(server: RpcServer, cmd: c.SteerCommand) -> Any:
+    server.session.steer(cmd["message"], cmd.get("images"))
     return NO_DATA
 
 
-async def follow_up(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.follow_up(req_str(cmd, "message"), opt_images(cmd))
+async def follow_up(server: RpcServer, cmd: c.FollowUpCommand) -> Any:
+    server.session.follow_up(cmd["message"], cmd.get("images"))
     return NO_DATA
 
 
-async def abort(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def abort(server: RpcServer, cmd: c.AbortCommand) -> Any:
     await server.session.abort()
     return NO_DATA
 
 
-async def abort_and_prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    text = req_str(cmd, "message")
-    images = opt_images(cmd)
+async def abort_and_prompt(server: RpcServer, cmd: c.AbortAndPromptCommand) -> Any:
+    text = cmd["message"]
+    images = cmd.get("images")
     await server.session.abort()
     server.respond("abort_and_prompt", cmd.get("id"))
     _start(server, "abort_and_prompt", cmd.get("id"), text, images, None)
     return HANDLED
 
 
-async def get_state(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_state(server: RpcServer, cmd: c.GetStateCommand) -> Any:
     data = state_payload(server.session)
     data["messageUpdates"] = server.message_updates
     return data
 
 
-async def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_messages(server: RpcServer, cmd: c.GetMessagesCommand) -> Any:
     return {"messages": list(server.session.messages)}
 
 
-async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return public_model(server.session.set_model(req_str(cmd, "provider"), req_str(cmd, "modelId")))
+async def set_model(server: RpcServer, cmd: c.SetModelCommand) -> Any:
+    return public_model(server.session.set_model(cmd["provider"], cmd["modelId"]))
 
 
-async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def cycle_model(server: RpcServer, cmd: c.CycleModelCommand) -> Any:
     return cycle_payload(server.session.cycle_model())
 
 
-async def get_available_models(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_available_models(server: RpcServer, cmd: c.GetAvailableModelsCommand) -> Any:
     return {"models": [public_model(m) for m in server.session.registry.available_models()]}
 
 
-async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    level = cmd.get("level")
-    if level not in THINKING_LEVELS:
-        raise CommandError(f"Invalid thinking level: {level}. Valid levels: {', '.join(THINKING_LEVELS)}")
-    server.session.apply_thinking_level(level)
+async def set_thinking_level(server: RpcServer, cmd: c.SetThinkingLevelCommand) -> Any:
+    server.session.apply_thinking_level(cmd["level"])
     return NO_DATA
 
 
-async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def cycle_thinking_level(server: RpcServer, cmd: c.CycleThinkingLevelCommand) -> Any:
     level = server.session.cycle_thinking_level()
     return None if level is None else {"level": level}
 
 
-async def set_steering_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_steering_mode(cmd.get("mode"))
+async def set_steering_mode(server: RpcServer, cmd: c.SetSteeringModeCommand) -> Any:
+    server.session.set_steering_mode(cmd["mode"])
     return NO_DATA
 
 
-async def set_follow_up_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_follow_up_mode(cmd.get("mode"))
+async def set_follow_up_mode(server: RpcServer, cmd: c.SetFollowUpModeCommand) -> Any:
+    server.session.set_follow_up_mode(cmd["mode"])
     return NO_DATA
 
 
-async def set_interrupt_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_interrupt_mode(cmd.get("mode"))
+async def set_interrupt_mode(server: RpcServer, cmd: c.SetInterruptModeCommand) -> Any:
+    server.session.set_interrupt_mode(cmd["mode"])
     return NO_DATA
 
 
-async def set_auto_compaction(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_auto_compaction(req_bool(cmd, "enabled"))
+async def set_auto_compaction(server: RpcServer, cmd: c.SetAutoCompactionCommand) -> Any:
+    server.session.set_auto_compaction(cmd["enabled"])
     return NO_DATA
 
 
-async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_auto_retry(req_bool(cmd, "enabled"))
+async def set_auto_retry(server: RpcServer, cmd: c.SetAutoRetryCommand) -> Any:
+    server.session.set_auto_retry(cmd["enabled"])
     return NO_DATA
 
 
-async def get_integrations(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_integrations(server: RpcServer, cmd: c.GetIntegrationsCommand) -> Any:
     from xcsh.version import __version__
 
     model = server.session.model
@@ -156,8 +160,8 @@ async def get_integrations(server: RpcServer, cmd: dict[str, Any]) -> Any:
     }
 
 
-async def set_locale(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_locale(req_str(cmd, "locale"))
+async def set_locale(server: RpcServer, cmd: c.SetLocaleCommand) -> Any:
+    server.session.set_locale(cmd["locale"])
     return NO_DATA
 
 

@@ -10,37 +10,37 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.coding import host_ops
 from xcsh.coding.errors import CommandError
-from xcsh.modes.rpc.fields import opt_str, req_list
+from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
 
 
-async def get_commands(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_commands(server: RpcServer, cmd: c.GetCommandsCommand) -> Any:
     return host_ops.list_commands(server.session)
 
 
-async def clear_queue(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def clear_queue(server: RpcServer, cmd: c.ClearQueueCommand) -> Any:
     return host_ops.clear_queue(server.session)
 
 
-async def list_sessions(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    scope = opt_str(cmd, "scope") or "cwd"
+async def list_sessions(server: RpcServer, cmd: c.ListSessionsCommand) -> Any:
+    scope = cmd.get("scope") or "cwd"
     if scope not in ("cwd", "all"):
         raise CommandError(f"Invalid scope: {scope}. Valid scopes: cwd, all")
     return host_ops.list_sessions(server.session, "all" if scope == "all" else "cwd")
 
 
-async def get_tree(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_tree(server: RpcServer, cmd: c.GetTreeCommand) -> Any:
     return host_ops.entry_tree(server.session)
 
 
-async def get_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_tools(server: RpcServer, cmd: c.GetToolsCommand) -> Any:
     return host_ops.tool_infos(server.session)
 
 
-async def set_active_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return host_ops.set_active_tools(server.session, req_list(cmd, "toolNames"))
+async def set_active_tools(server: RpcServer, cmd: c.SetActiveToolsCommand) -> Any:
+    return host_ops.set_active_tools(server.session, cmd["toolNames"])
 
 
 HANDLERS: dict[str, Handler] = {

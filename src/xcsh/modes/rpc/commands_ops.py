@@ -14,27 +14,27 @@ from typing import TYPE_CHECKING, Any
 from xcsh.coding.compaction.compactor import compact_now
 from xcsh.coding.retry import abort_retry as cancel_retry
 from xcsh.coding.user_bash import abort_user_bash, run_user_bash
-from xcsh.modes.rpc.fields import opt_str, req_str
 from xcsh.modes.rpc.server import NO_DATA
+from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
 
 
-async def compact(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return await compact_now(server.session, opt_str(cmd, "customInstructions"))
+async def compact(server: RpcServer, cmd: c.CompactCommand) -> Any:
+    return await compact_now(server.session, cmd.get("customInstructions"))
 
 
-async def abort_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def abort_retry(server: RpcServer, cmd: c.AbortRetryCommand) -> Any:
     cancel_retry(server.session)
     return NO_DATA
 
 
-async def bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return await run_user_bash(server.session, req_str(cmd, "command"))
+async def bash(server: RpcServer, cmd: c.BashCommand) -> Any:
+    return await run_user_bash(server.session, cmd["command"])
 
 
-async def abort_bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def abort_bash(server: RpcServer, cmd: c.AbortBashCommand) -> Any:
     abort_user_bash(server.session)
     return NO_DATA
 

@@ -5,50 +5,50 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from xcsh.coding.sessions.context import last_assistant_text
-from xcsh.modes.rpc.fields import opt_str, req_str
 from xcsh.modes.rpc.server import NO_DATA
+from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
 
 
-async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    done = await server.session.new_session(opt_str(cmd, "parentSession"))
+async def new_session(server: RpcServer, cmd: c.NewSessionCommand) -> Any:
+    done = await server.session.new_session(cmd.get("parentSession"))
     return {"cancelled": not done}
 
 
-async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    done = await server.session.switch_session(req_str(cmd, "sessionPath"))
+async def switch_session(server: RpcServer, cmd: c.SwitchSessionCommand) -> Any:
+    done = await server.session.switch_session(cmd["sessionPath"])
     return {"cancelled": not done}
 
 
-async def branch(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    text, cancelled = await server.session.branch(req_str(cmd, "entryId"))
+async def branch(server: RpcServer, cmd: c.BranchCommand) -> Any:
+    text, cancelled = await server.session.branch(cmd["entryId"])
     return {"text": text, "cancelled": cancelled}
 
 
-async def get_branch_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_branch_messages(server: RpcServer, cmd: c.GetBranchMessagesCommand) -> Any:
     return {"messages": [{"entryId": i, "text": t} for i, t in server.session.branch_messages()]}
 
 
-async def get_last_assistant_text(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    text = last_assistant_text(list(server.session.messages))
+async def get_last_assistant_text(server: RpcServer, cmd: c.GetLastAssistantTextCommand) -> Any:
+    text = last_assistant_text(server.session.messages)
     return {} if text is None else {"text": text}
 
 
-async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    server.session.set_session_name(req_str(cmd, "name"))
+async def set_session_name(server: RpcServer, cmd: c.SetSessionNameCommand) -> Any:
+    server.session.set_session_name(cmd["name"])
     return NO_DATA
 
 
-async def get_session_stats(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def get_session_stats(server: RpcServer, cmd: c.GetSessionStatsCommand) -> Any:
     return server.session.stats()
 
 
-async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def export_html(server: RpcServer, cmd: c.ExportHtmlCommand) -> Any:
     from xcsh.coding.export.html import export_html as export  # markdown and Pygments: loaded on use
 
-    return {"path": export(server.session, opt_str(cmd, "outputPath"))}
+    return {"path": export(server.session, cmd.get("outputPath"))}
 
 
 HANDLERS: dict[str, Handler] = {

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 from xcsh.coding.host_tools import DISCONNECTED_TEXT, host_bridge_of
 from xcsh.coding.host_tools import set_host_tools as set_host_tools_of
 from xcsh.coding.todos import set_todos as set_todos_of
-from xcsh.modes.rpc.fields import req_list
+from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
 
 
-async def set_todos(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return {"todoPhases": set_todos_of(server.session, req_list(cmd, "phases"))}
+async def set_todos(server: RpcServer, cmd: c.SetTodosCommand) -> Any:
+    return {"todoPhases": set_todos_of(server.session, cmd["phases"])}
 
 
-async def set_host_tools(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    return {"toolNames": set_host_tools_of(server.session, req_list(cmd, "tools"))}
+async def set_host_tools(server: RpcServer, cmd: c.SetHostToolsCommand) -> Any:
+    return {"toolNames": set_host_tools_of(server.session, cmd["tools"])}
 
 
 HANDLERS: dict[str, Handler] = {"set_todos": set_todos, "set_host_tools": set_host_tools}

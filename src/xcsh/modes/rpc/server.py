@@ -26,7 +26,9 @@ from xcsh.version import __version__
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
+# A handler takes its command's TypedDict (xcsh.rpc.commands): _handle_command validates every
+# frame against it first, so handlers read fields without checking them again.
+Handler = Callable[["RpcServer", Any], Awaitable[Any]]
 
 
 class FrameSink(Protocol):
