@@ -112,8 +112,15 @@ def test_cycle_check_sees_type_checking_and_function_level_imports(tmp_path: Pat
 
 # ---------------------------------------------------------------------------- state ownership
 
-# The session core: the only modules that may change session or agent state.
-CORE = {"coding/session.py"}
+# The session core: the only modules that may change session or agent state — the session
+# and the collaborators it owns (features are never listed here).
+CORE = {
+    "coding/session.py",
+    "coding/session_models.py",
+    "coding/session_runs.py",
+    "coding/session_switching.py",
+    "coding/session_tools.py",
+}
 # the layers that can reach a session or an agent at all (tests/test_layers.py keeps the
 # others — ai, testing, rpc, conformance — from importing them)
 SCANNED_LAYERS = {"coding", "modes", "cli"}

@@ -28,7 +28,8 @@ from xcsh.coding.options import (
 )
 from xcsh.coding.paths import home_dir, sessions_root
 from xcsh.coding.project_context import ProjectContext, load_project_context, skill_selection
-from xcsh.coding.session import AgentSession, SessionConfig
+from xcsh.coding.session import AgentSession
+from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.sessions.branching import fork_to
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
-from xcsh.agent.types import AgentMessage
+from xcsh.agent.types import AgentMessage, AgentToolResult
+from xcsh.ai.types import ToolCall
 
 # The one list that orders after-run hooks: the first hook returning an action wins.
 # Retry decides before compaction (agent-behaviour §7.2); TTSR recovery comes next; the
@@ -119,3 +120,25 @@ class SessionHooks:
 
     def pre_prompt_checks(self) -> list[PrePromptCheck]:
         return list(self._pre_prompt.values())
+
+    async def check_tool_call(self, call: ToolCall, args: dict[str, Any]) -> str | None:
+        """The tool-call gate: the first ``before_tool_call`` hook that blocks wins.
+
+        Returns the text the model reads instead of a result, or None when the call may run.
+        """
+        for hook in list(self.before_tool_call):
+            blocked = await hook(call, args)
+            if blocked:
+                return blocked
+        return None
+
+    async def replace_tool_result(
+        self, call: ToolCall, result: AgentToolResult, is_error: bool
+    ) -> AgentToolResult | None:
+        """Chain the ``after_tool_call`` hooks (each sees the latest result); None when none replaced it."""
+        replaced: AgentToolResult | None = None
+        for hook in list(self.after_tool_call):
+            ours = await hook(call, replaced if replaced is not None else result, is_error)
+            if ours is not None:
+                replaced = ours
+        return replaced

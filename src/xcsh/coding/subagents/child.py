@@ -27,7 +27,8 @@ from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import Model
 from xcsh.coding.messages import last_assistant
 from xcsh.coding.models import ModelResolutionError
-from xcsh.coding.session import AgentSession, SessionConfig
+from xcsh.coding.session import AgentSession
+from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.subagents.agents import AgentDefinition
 from xcsh.coding.tools import DEFAULT_TOOL_NAMES, create_coding_tools
