@@ -13,7 +13,8 @@ from xcsh.ai.abort import AbortController
 from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES, OutputCapture, sanitize_output
 from xcsh.coding.bash.process import BashLaunchError
 from xcsh.coding.bash.session import BashSession
-from xcsh.coding.bash.wire import bash_execution_message, bash_execution_to_text, bash_result_wire
+from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
+from xcsh.coding.messages import bash_execution_text as bash_execution_to_text
 
 
 @pytest.fixture

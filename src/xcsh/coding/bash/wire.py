@@ -1,5 +1,6 @@
-"""Wire shapes of a user bash run: the §5.8 ``BashResult``, the ``bashExecution`` message
-and the text the model sees for it (agent-behaviour §10.2-3).
+"""Wire shapes of a user bash run: the §5.8 ``BashResult`` and the ``bashExecution`` message
+(agent-behaviour §10.2); the text the model sees for it is written once, in
+:func:`xcsh.coding.messages.bash_execution_text` (§10.3).
 
 ``bash_result_wire`` omits ``exitCode`` when None and adds ``newCwd`` only when the
 command changed the directory, so a plain ``echo`` matches S42 exactly.
@@ -8,11 +9,9 @@ command changed the directory, so a plain ``echo`` matches S42 exactly.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from xcsh.agent.types import BashExecutionMessage, OutputMeta
-from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES
 from xcsh.coding.bash.session import BashRunResult
 
 
@@ -82,38 +81,3 @@ def bash_execution_message(
         "timestamp": timestamp_ms if timestamp_ms is not None else int(time.time() * 1000),
         **exclude,
     }
-
-
-def bash_execution_to_text(message: Mapping[str, Any]) -> str:
-    """The user text the model sees for a ``bashExecution`` message (agent-behaviour §10.3)."""
-    output = str(message.get("output") or "")
-    text = f"Ran `{message.get('command', '')}`\n"
-    if output:
-        body = output[:-1] if output.endswith("\n") else output
-        text += f"```\n{body}\n```"
-    else:
-        text += "(no output)"
-    exit_code = message.get("exitCode")
-    if message.get("cancelled"):
-        text += "\n\n(command cancelled)"
-    elif isinstance(exit_code, int) and exit_code != 0:
-        text += f"\n\nCommand exited with code {exit_code}"
-    meta = message.get("meta")
-    truncation = meta.get("truncation") if isinstance(meta, Mapping) else None
-    if message.get("truncated") and isinstance(truncation, Mapping):
-        shown = truncation.get("shownRange") or {}
-        notice = f"[Showing lines {shown.get('start', 1)}-{shown.get('end', 0)} of {truncation.get('totalLines', 0)}"
-        if truncation.get("truncatedBy") == "bytes":
-            notice += f" ({_format_size(OUTPUT_LIMIT_BYTES)} limit)"
-        text += f"\n\n{notice}]"
-    elif message.get("truncated"):
-        text += "\n\n[Output truncated]"
-    return text
-
-
-def _format_size(size: int) -> str:
-    if size < 1024:
-        return f"{size}B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f}KB"
-    return f"{size / (1024 * 1024):.1f}MB"
