@@ -134,7 +134,7 @@ class RetryHandler:
         if event["type"] != "message_end" or self.attempt == 0:
             return
         message = event["message"]
-        if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
+        if message["role"] != "assistant" or message["stopReason"] in ("error", "aborted"):
             return
         attempt, self.attempt = self.attempt, 0
         self._session.emit({"type": "auto_retry_end", "success": True, "attempt": attempt})
@@ -143,9 +143,9 @@ class RetryHandler:
     async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
         session = self._session
         message = last_assistant(added)
-        if message is None or message.get("stopReason") != "error":
+        if message is None or message["stopReason"] != "error":
             return None
-        error = str(message.get("errorMessage") or "")
+        error = message.get("errorMessage") or ""
         if not self.enabled or not is_retryable(error):
             self._finish(error)
             return None

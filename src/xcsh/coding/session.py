@@ -5,12 +5,14 @@ operations below (append a message, reload the context, adopt a store, set the
 active tools, queue a hidden next turn, set or cycle the model, set queue modes …),
 so rules such as "every message is persisted exactly once" hold in one place.
 
-A prompt starts a *run chain*: after each run the after-run hooks (retry, compaction,
-TTSR, reminders, in :data:`~xcsh.coding.hooks.AFTER_RUN_ORDER`) may continue it;
-``is_streaming`` stays true until the whole chain ends. Every event reaches
-subscribers after anything it reports has been persisted. Features plug in through
-:class:`~xcsh.coding.hooks.SessionHooks` and :class:`~xcsh.coding.hooks.FeatureState`
-(see :mod:`xcsh.coding.features`).
+The session keeps the agent, the store, the live context and the event fan-out (every
+event reaches subscribers after anything it reports has been persisted); the rest is done
+by collaborators it creates and owns: :class:`~xcsh.coding.session_runs.RunChain`
+(prompts and the run chain), :class:`~xcsh.coding.session_models.ModelControl` (model and
+thinking level), :class:`~xcsh.coding.session_switching.SessionSwitcher` (new, resume,
+branch) and :class:`~xcsh.coding.session_tools.ToolSet` (tools and system prompt).
+Features plug in through :class:`~xcsh.coding.hooks.SessionHooks` and
+:class:`~xcsh.coding.hooks.FeatureState` (see :mod:`xcsh.coding.features`).
 """
 
 from __future__ import annotations
@@ -273,8 +275,8 @@ class AgentSession:
         self.emit(event)
 
     def _persist(self, message: AgentMessage) -> None:
-        if message.get("role") in ("compactionSummary", "branchSummary"):
-            return
+        if message["role"] == "compactionSummary" or message["role"] == "branchSummary":
+            return  # rebuilt from their own entries, never stored as messages
         try:
             self._store.append_message(message)
         except SessionWriteError:
