@@ -185,6 +185,27 @@ async def test_the_small_profile_of_the_catalogue_entry_selects_the_workflow_pro
     assert "- edit(path: string, content: string): Edit a file.\n" in default and "Line two" not in default
 
 
+async def test_the_small_profile_offers_only_the_required_parameters_of_each_tool(fake: FakeLLM) -> None:
+    fake.script(text('{"final": "ok"}'), text('{"final": "ok"}'))
+    compat = {"constrainedToolCalls": True, "promptProfile": "small"}
+    await run_stream(make_model(fake, compat=compat), context(user("hi")))
+    await run_stream(make_model(fake), context(user("hi")))
+    small, default = (r.json for r in fake.requests[-2:])
+
+    def bash_arguments(body: dict[str, Any]) -> Any:
+        return body["response_format"]["json_schema"]["schema"]["anyOf"][1]["properties"]["arguments"]
+
+    assert bash_arguments(small)["properties"] == {"command": {"type": "string"}}
+    assert bash_arguments(default) == BASH["parameters"]
+    assert "- bash(command: string): Run a shell command." in small["messages"][0]["content"]
+    assert "- bash(command: string, timeout?: number)" in default["messages"][0]["content"]
+    # a tool whose parameters are all required is offered as it is
+    assert (
+        small["response_format"]["json_schema"]["schema"]["anyOf"][0]["properties"]["arguments"]
+        == (WRITE["parameters"])
+    )
+
+
 async def test_large_context_model_keeps_the_caller_prompt_before_the_format_rules(fake: FakeLLM) -> None:
     fake.script(text('{"final": "ok"}'))
     await run_stream(make_model(fake, contextWindow=200000), context(user("hi")))

@@ -54,6 +54,7 @@ async def test_a_small_model_that_gives_up_after_a_failed_edit_gets_one_more_tur
         script.text("Could not find the text in calc.py."),  # and gives up
         script.tool_calls(("c2", "edit", {"edits": [fixed]})),
         script.text("Fixed add() in calc.py."),
+        script.text("Fixed add() in calc.py."),  # after the verify nudge
     )
     frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
     assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -62,11 +63,17 @@ async def test_a_small_model_that_gives_up_after_a_failed_edit_gets_one_more_tur
     assert results(frames)[0][1] is True and "def add(a, b):\n    return a - b" in error
     assert NUDGE in user_texts(fake_llm.requests[2].json)[-1]
     # the first call of the run and the extra turn must act: they require a tool call
-    assert [r.json.get("tool_choice") for r in fake_llm.requests] == ["required", None, "required", None]
-    nudges = [f for f in frames if f["type"] == "message_end" and f["message"]["role"] == "custom"]
-    assert [(m["message"]["customType"], m["message"]["display"]) for m in nudges] == [
-        ("toolRecovery", False)
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [
+        "required",
+        None,
+        "required",
+        None,
+        None,
     ]
+    nudges = [f for f in frames if f["type"] == "message_end" and f["message"]["role"] == "custom"]
+    assert [
+        (m["message"]["customType"], m["message"]["display"], m["message"]["details"]["kind"]) for m in nudges
+    ] == [("toolRecovery", False, "failed"), ("toolRecovery", False, "verify")]
     assert [f["type"] for f in frames].count("agent_end") == 1
 
 
@@ -107,7 +114,9 @@ async def test_an_edit_with_the_wrong_indentation_is_applied_with_the_file_s_ind
         "old_text": "def total(self):\n    return 0",
         "new_text": "def total(self):\n    return 1",
     }
-    fake_llm.script(script.tool_calls(("c1", "edit", {"edits": [flat]})), script.text("done"))
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [flat]})), script.text("done"), script.text("done")
+    )
     frames = await run(workspace, small_model(workspace, fake_llm), "make total return 1")
     assert results(frames)[0][:2] == ("edit", False)
     assert (workspace.proj / "inv.py").read_text() == "class Inv:\n    def total(self):\n        return 1\n"
@@ -123,6 +132,7 @@ async def test_an_edit_whose_new_text_repeats_the_old_text_is_not_an_error_and_t
         script.tool_calls(("c1", "edit", {"edits": [same]})),
         script.tool_calls(("c2", "edit", {"edits": [fixed]})),
         script.text("Fixed."),
+        script.text("Fixed."),  # after the verify nudge
     )
     frames = await run(workspace, small_model(workspace, fake_llm), "Fix add()")
     first, second = results(frames)
@@ -194,6 +204,7 @@ async def test_a_small_model_that_writes_only_the_changed_line_is_refused_and_th
         script.tool_calls(("c1", "write", {"path": "settings.py", "content": "MAX_RETRIES = 5\n"})),
         script.tool_calls(("c2", "edit", {"edits": [change]})),
         script.text("MAX_RETRIES is now 5."),
+        script.text("MAX_RETRIES is now 5."),  # after the verify nudge
     )
     args = [*small_model(workspace, fake_llm)[:-1], "read,edit,write,bash"]
     frames = await run(workspace, args, "Set MAX_RETRIES to 5 in settings.py")
@@ -243,6 +254,7 @@ async def test_a_small_model_repeating_a_failed_edit_is_told_so_and_given_the_li
         script.tool_calls(("c3", "edit", {"edits": [guessed]})),  # the same call again
         script.tool_calls(("c4", "edit", {"edits": [copied]})),
         script.text("The log level is now debug."),
+        script.text("The log level is now debug."),  # after the verify nudge
     )
     frames = await run(workspace, small_model(workspace, fake_llm), "Set the log level to debug")
     first, _, again, fixed = results(frames)
@@ -282,6 +294,7 @@ async def test_a_small_model_that_claims_success_after_an_unresolved_failed_edit
         script.text("Fixed add() in calc.py."),  # a claim, not a fix
         script.tool_calls(("c3", "edit", {"edits": [fixed]})),
         script.text("Fixed add() in calc.py."),
+        script.text("Fixed add() in calc.py."),  # after the verify nudge
     )
     await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
     assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -291,6 +304,7 @@ async def test_a_small_model_that_claims_success_after_an_unresolved_failed_edit
         None,
         None,
         "required",
+        None,
         None,
     ]
 
@@ -308,3 +322,54 @@ async def test_a_small_model_looks_before_it_answers_a_question_about_the_code(
     await run(workspace, small_model(workspace, fake_llm), question)
     await run(workspace, ["--model", "fake/fake-model", "--no-session", "--tools", "read,grep"], question)
     assert [r.json.get("tool_choice") for r in fake_llm.requests] == ["required", None, None]
+
+
+async def test_a_small_model_that_changed_a_file_and_ran_nothing_is_asked_to_verify_once(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    wrong_fix = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a * b"}
+    fixed = {"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"}
+    check = "python3 -c 'import calc; assert calc.add(2, 3) == 5'"
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [wrong_fix]})),
+        script.text("Fixed add(); the check passes."),  # a claim: nothing was run
+        script.tool_calls(("c2", "bash", {"command": check})),  # fails: the fix was wrong
+        script.tool_calls(("c3", "edit", {"edits": [fixed]})),
+        script.tool_calls(("c4", "bash", {"command": check})),
+        script.text("Fixed add(); the check passes."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    nudge = user_texts(fake_llm.requests[2].json)[-1]
+    assert nudge.startswith("You changed calc.py but ran nothing after the change.")
+    # the model may answer after this nudge: no tool call is forced
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == [
+        "required",
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert [r[:2] for r in results(frames)][1] == ("bash", True)
+
+
+async def test_running_the_same_failing_test_after_an_edit_is_no_repeat_and_a_failed_command_is_explained(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    check = "python3 -c 'import calc; assert calc.add(2, 3) == 5'"
+    still_wrong = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a * b"}
+    fake_llm.script(
+        script.tool_calls(("c1", "bash", {"command": check})),
+        script.tool_calls(("c2", "edit", {"edits": [still_wrong]})),
+        script.tool_calls(("c3", "bash", {"command": check})),  # the same command, after a change
+        script.text("I changed calc.py."),
+        script.text("I changed calc.py, and the check still fails."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    first, _, again = results(frames)
+    assert first[1] and again[1] and not again[2].startswith("You made exactly this")
+    nudge = user_texts(fake_llm.requests[4].json)[-1]
+    assert nudge.startswith("Your last bash command failed") and "If the command itself was wrong" in nudge

@@ -7,13 +7,13 @@ import logging
 from collections.abc import Callable
 from typing import cast
 
-from xcsh.agent.loop import LoopHooks, StreamFn, failure_message, run_loop
+from xcsh.agent.loop import LoopHooks, RecoveryHook, StreamFn, failure_message, run_loop
 from xcsh.agent.queue import MessageQueue
 from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
 from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
 from xcsh.ai.abort import AbortController, AbortSignal
 from xcsh.ai.options import StreamOptions
-from xcsh.ai.types import Message, Model, ThinkingLevel, ToolResultMessage
+from xcsh.ai.types import Message, Model, ThinkingLevel
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         options_factory: Callable[[Model, AbortSignal], StreamOptions] | None = None,
-        recovery_message: Callable[[Model, list[ToolResultMessage]], AgentMessage | None] | None = None,
+        recovery_message: RecoveryHook | None = None,
     ) -> None:
         self.model = model
         self.system_prompt = system_prompt
@@ -68,7 +68,7 @@ class Agent:
         self.intent_tracing = intent_tracing
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
-        # one more turn after a failed tool call that the model answered by stopping (see loop)
+        # one more turn for a model that stopped too early (see loop: recovery turns)
         self.recovery_message = recovery_message
         self.next_tool_choice: str | None = None
         self._stream_fn = stream_fn

@@ -3,14 +3,14 @@
 One run emits ``agent_start`` … ``agent_end``. Steering messages are delivered at the
 start of a run and after each turn; follow-ups only when the agent would otherwise stop.
 
-Recovery turn: a failed tool call stays unresolved until a later call of the same tool
-succeeds, or a later call of a tool that may change things (concurrency ``exclusive``:
-edit, write, bash …) succeeds; successful reads and searches resolve nothing. When the
-model's reply ends the run (an answer, no tool call, stop reason ``stop``) with failures
-unresolved, ``recovery_message`` (if given) may
-return a message that is delivered like a steering message, giving the model one more
-turn to fix the call; that turn requires a tool call (``tool_choice: required``), since
-the model had just chosen to stop. At most once per run, so a run always ends.
+Recovery turns: when the model's reply would end the run (an answer, no tool call, stop
+reason ``stop``, nothing queued), ``recovery_message`` (if given) is asked whether the
+model gets one more turn. It sees the unresolved failures and the run's messages, and
+returns a ``RecoveryTurn`` (a message delivered like a steering message, and the tool
+choice for that turn) or None. A failed tool call stays unresolved until a later call of
+the same tool succeeds, or a later call of a tool that may change things (concurrency
+``exclusive``: edit, write, bash …) succeeds; successful reads and searches resolve
+nothing. At most ``MAX_RECOVERY_TURNS`` per run, so a run always ends.
 """
 
 from __future__ import annotations
@@ -38,6 +38,20 @@ from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, ToolC
 
 StreamFn = Callable[[Model, Context, StreamOptions], AssistantMessageStream]
 
+MAX_RECOVERY_TURNS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryTurn:
+    """One more turn for a model that stopped too early: what it is told, and its tool choice."""
+
+    message: AgentMessage
+    tool_choice: str | None = None
+
+
+# (model, unresolved failed results, the run's messages so far) → a turn, or None to end
+RecoveryHook = Callable[[Model, list[ToolResultMessage], list[AgentMessage]], RecoveryTurn | None]
+
 INTENT_SCHEMA = {
     "type": "string",
     "description": "A few words on why you are calling this tool (shown to the user).",
@@ -63,7 +77,7 @@ class LoopHooks:
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
     take_tool_choice: Callable[[], str | None] = field(default=lambda: None)
-    recovery_message: Callable[[Model, list[ToolResultMessage]], AgentMessage | None] | None = None
+    recovery_message: RecoveryHook | None = None
 
 
 def llm_tool(tool: AgentTool, intent_tracing: bool) -> Tool:
@@ -90,7 +104,7 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
     pending = hooks.dequeue_steering()
     first_turn = True
     failed: dict[str, ToolResultMessage] = {}  # unresolved failures: tool name → its last failed result
-    recovered = False
+    recoveries = 0
     forced_choice: str | None = None
     while True:
         has_tool_calls = True
@@ -121,16 +135,18 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
                 results, steering = await execute_tool_calls(calls, ctx)
             emit({"type": "turn_end", "message": assistant, "toolResults": results})
             pending = steering or hooks.dequeue_steering()
-            if not (calls or pending or recovered) and failed and assistant["stopReason"] == "stop":
-                unresolved = list(failed.values())
-                nudge = (
-                    hooks.recovery_message(hooks.get_model(), unresolved) if hooks.recovery_message else None
-                )
-                if nudge is not None:
-                    recovered = True
-                    pending = [nudge]
-                    forced_choice = "required"
             _track_failures(failed, results, ctx.tools)
+            if (
+                not (calls or pending)
+                and hooks.recovery_message is not None
+                and recoveries < MAX_RECOVERY_TURNS
+                and assistant["stopReason"] == "stop"
+            ):
+                turn = hooks.recovery_message(hooks.get_model(), list(failed.values()), list(added))
+                if turn is not None:
+                    recoveries += 1
+                    pending = [turn.message]
+                    forced_choice = turn.tool_choice
         follow_ups = hooks.dequeue_follow_up()
         if follow_ups:
             pending = follow_ups

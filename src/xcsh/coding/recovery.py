@@ -1,9 +1,13 @@
-"""Recovery for small models: one more turn after a failed tool call; repeated calls named.
+"""Recovery for small models: more turns when they stop too early; repeated calls named.
 
-A small model often answers a tool error by stopping, with the error as its "answer".
-For models whose catalogue entry has ``compat.promptProfile: "small"``, the agent loop
-then delivers this hidden message (a ``custom`` message of type ``toolRecovery``,
-``display: false``) and lets the model try once more (see ``xcsh.agent.loop``). Other
+A small model often answers a tool error by stopping, with the error as its "answer",
+or claims that a change works without running anything. For models whose catalogue entry
+has ``compat.promptProfile: "small"``, when the model stops the agent loop asks
+``recovery_message``, which may deliver a hidden message (a ``custom`` message of type
+``toolRecovery``, ``display: false``, ``details.kind``) and give one more turn (see
+``xcsh.agent.loop``): after a failed call that nothing resolved (``failed``; the turn
+must call a tool), or after files were changed with ``edit``/``write`` and no ``bash``
+ran afterwards (``verify``; the model may still answer). Each kind once per run. Other
 models end the run as the reference does.
 
 It also loops: the same failing call again and again, with a ``read`` in between. The
@@ -14,9 +18,10 @@ failed in this conversation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from xcsh.agent.loop import RecoveryTurn
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.types import Model, ToolCall, ToolResultMessage
 from xcsh.coding.messages import custom_message
@@ -30,34 +35,103 @@ def has_small_profile(model: Model) -> bool:
     return (model.get("compat") or {}).get("promptProfile") == SMALL_PROFILE
 
 
-def recovery_message(model: Model, failed: list[ToolResultMessage]) -> AgentMessage | None:
-    """The nudge after ``failed`` tool results, or None when ``model`` does not get one."""
-    if not has_small_profile(model) or not failed:
+def recovery_message(
+    model: Model, failed: list[ToolResultMessage], run: list[AgentMessage]
+) -> RecoveryTurn | None:
+    """One more turn for a small model that stopped too early, or None (see the module doc).
+
+    Each kind at most once per run: after unresolved ``failed`` calls (``failed``: a tool
+    call is required), then after a change to files that nothing was run after (``verify``).
+    """
+    if not has_small_profile(model):
         return None
-    names = " and ".join(dict.fromkeys(r["toolName"] for r in failed))
-    text = (
-        f"Your last {names} call failed (the error is above), so the task is probably not done yet. "
-        "Do what the error says to fix the call (read the file first if you have not) and continue. "
-        "If the task cannot be done, answer with the reason."
-    )
-    return custom_message(RECOVERY_TYPE, text, display=False)
-
-
-def earlier_failures(messages: Sequence[AgentMessage], call: ToolCall) -> int:
-    """How many earlier calls in ``messages`` had ``call``'s tool and arguments and failed."""
-    failed_ids = {
-        m.get("toolCallId")
-        for m in messages
-        if m.get("role") == "toolResult" and m.get("isError") and m.get("toolCallId") != call["id"]
+    given = {
+        cast(dict[str, Any], m.get("details") or {}).get("kind")
+        for m in run
+        if m.get("role") == "custom" and m.get("customType") == RECOVERY_TYPE
     }
+    if failed and "failed" not in given:
+        names = " and ".join(dict.fromkeys(r["toolName"] for r in failed))
+        text = (
+            f"Your last {names} call failed (the error is above), so the task is probably not done yet. "
+            "Do what the error says to fix the call (read the file first if you have not) and continue. "
+            "If the task cannot be done, answer with the reason."
+        )
+        if names == "bash":
+            text = (
+                "Your last bash command failed (the output is above). If it is the task's own test or "
+                "command, the task is not done: fix what it reports and run it again. If the command "
+                "itself was wrong (a file, test or module that does not exist), do not change anything "
+                "for it: check your change or give your final answer."
+            )
+        message = custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "failed"})
+        return RecoveryTurn(message, tool_choice="required")
+    changed = changed_since_last_run(run)
+    if changed and "verify" not in given:
+        text = (
+            f"You changed {', '.join(changed)} but ran nothing after the change. If the task names a "
+            "test or a command, run it now with bash and fix what still fails. If there is nothing to "
+            "run, check the change (read the file) or give your final answer."
+        )
+        return RecoveryTurn(custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "verify"}))
+    return None
+
+
+def changed_since_last_run(run: list[AgentMessage]) -> list[str]:
+    """Files changed by successful edit/write calls in ``run`` after its last ``bash`` call."""
+    paths: dict[str, None] = {}
+    ok = {m.get("toolCallId") for m in run if m.get("role") == "toolResult" and not m.get("isError")}
+    for message in run:
+        if message.get("role") != "assistant":
+            continue
+        for block in cast(list[dict[str, Any]], message.get("content") or []):
+            if block.get("type") != "toolCall":
+                continue
+            args = block.get("arguments") or {}
+            if block.get("name") == "bash":
+                paths.clear()
+            elif block.get("id") in ok and block.get("name") in _CHANGING_TOOLS:
+                for path in _paths_of(args):
+                    paths[path] = None
+    return list(paths)
+
+
+_CHANGING_TOOLS = ("edit", "write")
+
+
+def _paths_of(args: dict[str, Any]) -> list[str]:
+    if isinstance(args.get("path"), str):
+        return [args["path"]]
+    edits = args.get("edits")
+    found = (
+        [e["path"] for e in edits if isinstance(e, dict) and isinstance(e.get("path"), str)]
+        if isinstance(edits, list)
+        else []
+    )
+    return found or ["a file"]
+
+
+def earlier_failures(
+    messages: Sequence[AgentMessage], call: ToolCall, changes: Callable[[str], bool] = lambda name: False
+) -> int:
+    """How many earlier calls had ``call``'s tool and arguments and failed, with nothing changed since.
+
+    Counting starts after the last successful call of a tool for which ``changes`` is true
+    (one that may change files: running the same test again after an edit is no repeat).
+    """
+    ok = {m.get("toolCallId") for m in messages if m.get("role") == "toolResult" and not m.get("isError")}
+    failed = {m.get("toolCallId") for m in messages if m.get("role") == "toolResult" and m.get("isError")}
     count = 0
     for message in messages:
         if message.get("role") != "assistant":
             continue
         for block in cast(list[dict[str, Any]], message.get("content") or []):
-            if (
-                block.get("type") == "toolCall"
-                and block.get("id") in failed_ids
+            if block.get("type") != "toolCall" or block.get("id") == call["id"]:
+                continue
+            if block.get("id") in ok and changes(str(block.get("name"))):
+                count = 0
+            elif (
+                block.get("id") in failed
                 and block.get("name") == call["name"]
                 and block.get("arguments") == call["arguments"]
             ):

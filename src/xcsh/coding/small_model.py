@@ -7,8 +7,10 @@ effect at once; other models are untouched):
   (``tool_choice: required``) when the session has active tools. A small model otherwise
   answers questions about the code without reading it, with a plausible guess.
 - **Repeats named**: the error of a call identical to one that already failed in this
-  conversation (same tool, same arguments) starts with ``recovery.repeat_note``: that it
-  failed before, how often, and that only different arguments can work.
+  conversation (same tool, same arguments), with no successful call of a tool that may
+  change things (concurrency ``exclusive``) in between, starts with
+  ``recovery.repeat_note``: that it failed before, how often, and that only different
+  arguments can work. Running the same failing test again after an edit is no repeat.
 """
 
 from __future__ import annotations
@@ -32,10 +34,14 @@ def configure(options: StartupOptions) -> bool:
 def install(session: AgentSession, config: bool) -> None:
     """Note repeated failing calls of small models (an ``after_tool_call`` hook)."""
 
+    def changes(name: str) -> bool:
+        tool = session.tool(name)
+        return tool is not None and tool.concurrency == "exclusive"  # edit, write, bash …
+
     async def note_repeats(call: ToolCall, result: AgentToolResult, is_error: bool) -> AgentToolResult | None:
         if not is_error or not has_small_profile(session.model):
             return None
-        times = earlier_failures(session.messages, call)
+        times = earlier_failures(session.messages, call, changes)
         if not times:
             return None
         noted: AgentToolResult = {**result}

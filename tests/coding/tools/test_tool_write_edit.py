@@ -260,3 +260,13 @@ async def test_the_unguarded_write_replaces_a_whole_file_as_the_reference_does(t
     (tmp_path / "settings.py").write_text(SETTINGS)
     await _write(tmp_path, path="settings.py", content="MAX_RETRIES = 5\n")
     assert (tmp_path / "settings.py").read_text() == "MAX_RETRIES = 5\n"
+
+
+async def test_the_guarded_write_of_the_current_content_says_that_nothing_changed(tmp_path: Path) -> None:
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    tool = create_write_tool(tmp_path, guard_overwrite=True)
+    result = await tool.execute("c1", {"path": "settings.py", "content": SETTINGS}, None, lambda _: None)
+    assert _text(result) == (
+        f"Successfully wrote {len(SETTINGS)} bytes to settings.py. "
+        "The file already had exactly this content: nothing changed."
+    )

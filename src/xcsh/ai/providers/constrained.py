@@ -154,6 +154,20 @@ def _summary(description: str, limit: int) -> str:
     return "\n  ".join(kept)
 
 
+def required_only(tool: Tool) -> Tool:
+    """``tool`` with only its required top-level parameters (the simplest form of a call).
+
+    A small model filled in every optional parameter it was offered, with values that
+    hurt (``limit: 1`` on a search, a made-up ``path``); the tools' defaults do better.
+    """
+    params = tool["parameters"] or {}
+    required = [name for name in params.get("required", []) if name in (params.get("properties") or {})]
+    if params.get("type") != "object" or len(required) == len(params.get("properties") or {}):
+        return tool
+    kept = {**params, "properties": {name: params["properties"][name] for name in required}}
+    return {**tool, "parameters": kept}
+
+
 def response_schema(tools: list[Tool], tool_choice: str | None = None) -> dict[str, Any]:
     """``anyOf`` one ``{tool, arguments}`` object per tool, plus ``{final}``.
 
@@ -303,7 +317,12 @@ def next_call_id(context: Context) -> str:
 def build_request(
     model: Model, context: Context, options: StreamOptions, flags: dict[str, Any]
 ) -> dict[str, Any]:
-    """The chat-completions body (minus ``stream``): plain turns plus the response schema."""
+    """The chat-completions body (minus ``stream``): plain turns plus the response schema.
+
+    With the ``small`` profile, tools offer only their required parameters (prompt and schema).
+    """
+    if prompt_profile(model, flags) == SMALL_PROFILE and context.get("tools"):
+        context = {**context, "tools": [required_only(tool) for tool in context.get("tools") or []]}
     body: dict[str, Any] = {
         "model": model["id"],
         "messages": convert_messages(model, context, flags),

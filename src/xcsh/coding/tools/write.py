@@ -13,6 +13,7 @@ when the new content leaves out more than half of those lines (compared ignoring
 whitespace). Small models use ``write`` to "edit" a file and keep only the line they
 changed; the error says that write replaces the whole file, shows the current content
 (up to 60 lines) and points to ``edit``. A complete rewrite that keeps most lines passes.
+With the guard, a write of exactly the file's current content says that nothing changed.
 """
 
 from __future__ import annotations
@@ -65,6 +66,13 @@ def _dropped_lines(path: Path, content: str) -> tuple[list[str], list[str]] | No
     return (old, missing) if len(missing) * 2 > len(old) else None
 
 
+def _has_content(path: Path, content: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == content
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _guard_message(shown: str, path: Path, old: list[str], missing: list[str]) -> str:
     text = (
         f"Not written: {shown} already exists with {len(old)} non-blank lines, and this content keeps "
@@ -109,14 +117,17 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
             content = "\n".join(strip_copied_prefixes(content.split("\n")))
         path = resolve_path(cwd, raw_path)
         shown = display_path(cwd, path)
+        same = False
         if guard_overwrite and path.is_file():
             dropped = await asyncio.to_thread(_dropped_lines, path, content)
             if dropped is not None:
                 raise ToolError(_guard_message(shown, path, *dropped))
+            same = await asyncio.to_thread(_has_content, path, content)
         await asyncio.to_thread(_write, path, shown, content)
-        return {
-            "content": [{"type": "text", "text": f"Successfully wrote {len(content)} bytes to {raw_path}"}]
-        }
+        text = f"Successfully wrote {len(content)} bytes to {raw_path}"
+        if same:
+            text += ". The file already had exactly this content: nothing changed."
+        return {"content": [{"type": "text", "text": text}]}
 
     return AgentTool(
         name="write",
