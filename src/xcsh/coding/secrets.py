@@ -16,6 +16,7 @@ environment is process-wide too). :func:`configure` is called at start-up.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -74,6 +75,7 @@ def public_model(model: Model) -> Model:
     return shown
 
 
+@functools.lru_cache(maxsize=64)
 def _redact_url(url: str) -> str:
     from urllib.parse import urlsplit, urlunsplit
 

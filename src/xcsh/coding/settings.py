@@ -163,6 +163,9 @@ def _load_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
 class Settings:
     """Layered settings: overrides > project file > user file > defaults."""
 
@@ -184,7 +187,8 @@ class Settings:
         for layer in (self._project, self._user, DEFAULTS):
             found, value = _lookup(layer, key)
             if found:
-                return copy.deepcopy(value)
+                # a caller may change what it gets; immutable values need no copy
+                return value if type(value) in _IMMUTABLE else copy.deepcopy(value)
         return default
 
     def is_configured(self, key: str) -> bool:

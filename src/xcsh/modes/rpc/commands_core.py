@@ -16,7 +16,7 @@ from xcsh.modes.rpc.shapes import cycle_payload, state_payload
 from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
-    from xcsh.modes.rpc.server import Handler, RpcServer
+    from xcsh.modes.rpc.server import Handler, InstantHandler, RpcServer
 
 from xcsh.modes.rpc.server import HANDLED, NO_DATA
 
@@ -92,10 +92,15 @@ async def abort_and_prompt(server: RpcServer, cmd: c.AbortAndPromptCommand) -> A
     return HANDLED
 
 
-async def get_state(server: RpcServer, cmd: c.GetStateCommand) -> Any:
+def state(server: RpcServer, cmd: c.GetStateCommand) -> Any:
+    """``get_state``, which never waits: answered at once when nothing is queued (server.instant)."""
     data = state_payload(server.session)
     data["messageUpdates"] = server.message_updates
     return data
+
+
+async def get_state(server: RpcServer, cmd: c.GetStateCommand) -> Any:
+    return state(server, cmd)
 
 
 async def get_messages(server: RpcServer, cmd: c.GetMessagesCommand) -> Any:
@@ -164,6 +169,8 @@ async def set_locale(server: RpcServer, cmd: c.SetLocaleCommand) -> Any:
     server.session.set_locale(cmd["locale"])
     return NO_DATA
 
+
+INSTANT: dict[str, InstantHandler] = {"get_state": state}
 
 HANDLERS: dict[str, Handler] = {
     "prompt": prompt,

@@ -43,5 +43,6 @@ def install(server: RpcServer) -> None:
     """Register every command handler and feature hook on ``server``."""
     for table in COMMAND_TABLES:
         server.handlers.update(table)
+    server.instant.update(commands_core.INSTANT)
     for wire in wirings():
         wire(server)

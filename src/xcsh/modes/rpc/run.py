@@ -49,10 +49,9 @@ async def serve(
     """Serve ``session`` on stdio until stdin reaches EOF."""
     from xcsh.modes.rpc.frame_check import frame_check_from_env
 
-    writer = FrameWriter(frame_fd, check=frame_check_from_env(os.environ))
-    server = build_server(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     reader = StdinReader(asyncio.get_running_loop())
-    reader.start()
+    writer = FrameWriter(frame_fd, check=frame_check_from_env(os.environ), stdin=reader)
+    server = build_server(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     await server.serve(reader)
 
 

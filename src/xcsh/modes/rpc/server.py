@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 # A handler takes its command's TypedDict (xcsh.rpc.commands): _handle_command validates every
 # frame against it first, so handlers read fields without checking them again.
 Handler = Callable[["RpcServer", Any], Awaitable[Any]]
+InstantHandler = Callable[["RpcServer", Any], Any]
 
 
 class FrameSink(Protocol):
@@ -37,10 +38,20 @@ class FrameSink(Protocol):
     def write(self, frame: Any) -> None: ...
 
 
-class ChunkSource(Protocol):
-    """Where input comes from: raw chunks on ``queue``, ``None`` at end of input."""
+class QueueSource(Protocol):
+    """Where input comes from: raw chunks on ``queue``, ``None`` at end of input (``memory.py``)."""
 
     queue: asyncio.Queue[bytes | None]
+
+
+@runtime_checkable
+class PushSource(Protocol):
+    """Where input comes from: raw chunks, then ``None``, handed to ``deliver`` (``stdio.StdinReader``)."""
+
+    def attach(self, deliver: Callable[[bytes | None], None]) -> None: ...
+
+
+ChunkSource = QueueSource | PushSource
 
 
 FrameHandler = Callable[[dict[str, Any]], None]
@@ -92,6 +103,9 @@ class RpcServer:
         # told of every prompt-like command: (command, id, run task or None if queued, error text)
         self.prompt_started: list[Callable[[str, Any, asyncio.Task[None] | None, str | None], None]] = []
         self.handlers: dict[str, Handler] = {}
+        # commands whose handler never waits (get_state): answered at once when nothing is queued
+        self.instant: dict[str, InstantHandler] = {}
+        self._jobs = 0  # ordinary commands queued or running
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
         self.on_host_tool_update: FrameHandler = lambda frame: None
@@ -164,15 +178,26 @@ class RpcServer:
             callback()
         worker = asyncio.ensure_future(self._work())
         splitter = LineSplitter()
-        try:
-            while True:
-                chunk = await reader.queue.get()
-                if chunk is None:
-                    for line in splitter.finish():
-                        self._accept(line)
-                    break
-                for line in splitter.feed(chunk):
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def feed(chunk: bytes | None) -> None:
+            if ended.done():
+                return
+            if chunk is None:
+                for line in splitter.finish():
                     self._accept(line)
+                ended.set_result(None)
+                return
+            for line in splitter.feed(chunk):
+                self._accept(line)
+
+        try:
+            if isinstance(reader, PushSource):
+                reader.attach(feed)  # chunks arrive in the loop turn that reads them
+                await ended
+            else:
+                while not ended.done():
+                    feed(await reader.queue.get())
             # pending host-tool calls fail first, so nothing queued can wait on the host
             self._run_eof_callbacks()
             # commands already received are still answered before leaving
@@ -214,6 +239,7 @@ class RpcServer:
         fn(arg)
 
     def _enqueue(self, job: Callable[[], Awaitable[None]]) -> None:
+        self._jobs += 1
         self._queue.put_nowait(job)
 
     def _dispatch(self, frame: Any) -> None:
@@ -231,6 +257,14 @@ class RpcServer:
             if isinstance(kind, str) and kind in CONTROL_COMMANDS:
                 self.spawn(self._run_command(frame))
                 return
+            instant = self.instant.get(kind) if isinstance(kind, str) else None
+            if instant is not None and self._jobs == 0:
+                try:  # nothing waits before it, so answering now keeps the arrival order
+                    self._handle_at_once(frame, instant)
+                except Exception as exc:  # as in _run_command: one line never stops the input
+                    logger.debug("line could not be handled", exc_info=True)
+                    self.parse_error(str(exc) or type(exc).__name__)
+                return
         self._enqueue(lambda: self._run_command(frame))
 
     async def _work(self) -> None:
@@ -238,7 +272,10 @@ class RpcServer:
             job = await self._queue.get()
             if job is None:
                 return
-            await job()
+            try:
+                await job()
+            finally:
+                self._jobs -= 1
 
     def _keep_id(self, request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
         """With ``--protocol-fixes``, an error response carries the request's id (first, as usual)."""
@@ -253,16 +290,17 @@ class RpcServer:
             logger.debug("line could not be handled", exc_info=True)
             self.parse_error(str(exc) or type(exc).__name__)
 
-    async def _handle_command(self, frame: Any) -> None:
+    def _resolve(self, frame: Any) -> tuple[str, Any, Handler, dict[str, Any]] | None:
+        """The command's name, id, handler and validated frame; or None, the error answered."""
         if frame is None or not isinstance(frame, dict):
             if frame is None:
                 self.parse_error("Cannot read properties of null (reading 'type')")
             else:
                 self._answer({"type": "response", "success": False, "error": "Unknown command: undefined"})
-            return
+            return None
         kind = frame.get("type")
         handler = self.handlers.get(kind) if isinstance(kind, str) else None
-        if handler is None:
+        if handler is None or not isinstance(kind, str):
             if "type" not in frame:
                 unknown = {"type": "response", "success": False, "error": "Unknown command: undefined"}
             else:
@@ -275,9 +313,9 @@ class RpcServer:
                     "error": f"Unknown command: {shown}",
                 }
             self._answer(self._keep_id(frame, unknown))
-            return
+            return None
         cid = frame.get("id")
-        spec = SPECS.get(kind) if isinstance(kind, str) else None
+        spec = SPECS.get(kind)
         if spec is not None:
             # the one validation point: a handler only ever sees fields of the declared types
             checked = check(spec, frame)
@@ -286,21 +324,45 @@ class RpcServer:
                     self.respond(kind, cid, error=checked.error)
                 else:
                     self.parse_error(checked.error)
-                return
+                return None
             frame = checked
-        try:
-            result = await handler(self, frame)
-        except CommandError as exc:
+        return kind, cid, handler, frame
+
+    def _failed(self, kind: str, cid: Any, exc: Exception) -> None:
+        if isinstance(exc, CommandError):
             self.respond(kind, cid, error=str(exc))
             return
-        except Exception as exc:  # the one boundary: any failure becomes a parse-error response
-            logger.debug("command %s failed", kind, exc_info=True)
-            message = str(exc) or type(exc).__name__
-            if self.protocol_fixes and cid is not None:
-                self.respond(kind, cid, error=message)
-            else:
-                self.parse_error(message)
+        # the one boundary: any failure becomes a parse-error response
+        logger.debug("command %s failed", kind, exc_info=exc)
+        message = str(exc) or type(exc).__name__
+        if self.protocol_fixes and cid is not None:
+            self.respond(kind, cid, error=message)
+        else:
+            self.parse_error(message)
+
+    async def _handle_command(self, frame: Any) -> None:
+        resolved = self._resolve(frame)
+        if resolved is None:
+            return
+        kind, cid, handler, checked = resolved
+        try:
+            result = await handler(self, checked)
+        except Exception as exc:
+            self._failed(kind, cid, exc)
             return
         if result is HANDLED:
+            return
+        self.respond(kind, cid, data=result)
+
+    def _handle_at_once(self, frame: dict[str, Any], run: InstantHandler) -> None:
+        """A command whose handler never waits, answered in this loop turn (nothing is queued)."""
+        resolved = self._resolve(frame)
+        if resolved is None:
+            return
+        kind, cid, _, checked = resolved
+        try:
+            result = run(self, checked)
+        except Exception as exc:
+            self._failed(kind, cid, exc)
             return
         self.respond(kind, cid, data=result)

@@ -43,9 +43,7 @@ def state_payload(session: AgentSession) -> dict[str, Any]:
     todos = todos_of(session)
     data["todoPhases"] = todos.phases if todos is not None else []
     data["systemPrompt"] = _system_prompt(snap.system_prompt)
-    data["dumpTools"] = _dump_tools(
-        [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in snap.tools]
-    )
+    data["dumpTools"] = _dump_tools.tools(snap.tools)
     return data
 
 

@@ -1,14 +1,23 @@
-"""The process's stdio for RPC mode: fd 1 reserved for frames, stdin read in the background.
+"""The process's stdio for RPC mode: fd 1 reserved for frames, stdin read on the event loop.
 
 ``claim_stdout`` duplicates the real stdout for the protocol and points fd 1 (and
 ``sys.stdout``) at stderr, so a stray ``print`` or an inheriting child process can
 never write into the frame stream.
+
+Input is read on the event loop itself (``add_reader``) when the loop can watch stdin (a pipe,
+socket or terminal on POSIX): a command is answered in the loop turn that reads it, without a
+thread hop. Where the loop cannot watch it (a regular file, Windows) a daemon thread reads it.
+Frames are written synchronously; when the host does not read stdout and the pipe is full, the
+writer waits for room and meanwhile keeps reading stdin, so a host that writes many commands
+before reading any answer never deadlocks against us (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import select
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -26,14 +35,116 @@ def claim_stdout() -> int:
     return frame_fd
 
 
-class FrameWriter:
-    """The only writer of frames: each frame is encoded and written whole, in call order."""
+def _is_pipe_or_socket(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
-    def __init__(self, fd: int, *, check: Callable[[Any], None] | None = None) -> None:
+
+class StdinReader:
+    """Reads fd 0 and hands its chunks, then ``None`` at EOF, to the server.
+
+    :meth:`attach` gives the function chunks are delivered to and starts reading: on the loop
+    when it can watch the fd (each chunk is delivered in the loop turn that reads it), else in
+    a daemon thread (which works for every kind of stdin and never blocks the loop). A read
+    error counts as EOF.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int = 0, chunk_size: int = 1 << 16) -> None:
+        self._loop = loop
+        self._fd = fd
+        self._chunk = chunk_size
+        self._deliver: Callable[[bytes | None], None] = lambda chunk: None
+        self._held: list[bytes | None] = []  # read while a frame was being written
+        self.on_loop = False  # True while the loop watches the fd (the writer may then read it too)
+        self._ended = False
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    def attach(self, deliver: Callable[[bytes | None], None]) -> None:
+        self._deliver = deliver
+        try:
+            self._loop.add_reader(self._fd, self._readable)
+        except (NotImplementedError, OSError, ValueError):  # a regular file, Windows' proactor loop
+            threading.Thread(target=self._run, name="rpc-stdin", daemon=True).start()
+        else:
+            self.on_loop = True
+
+    def _readable(self) -> None:
+        chunk = self._read()
+        if chunk != b"":
+            self._deliver(chunk)
+
+    def hold(self) -> None:
+        """Read one chunk now and deliver it later (the writer waits for room on stdout)."""
+        chunk = self._read()
+        if chunk == b"":
+            return
+        if not self._held:
+            self._loop.call_soon(self._release)
+        self._held.append(chunk)
+
+    def _release(self) -> None:
+        held, self._held = self._held, []
+        for chunk in held:
+            self._deliver(chunk)
+
+    def _read(self) -> bytes | None:
+        """A chunk, None at EOF, or b"" when there was nothing to read after all."""
+        if self._ended:
+            return b""
+        try:
+            data = os.read(self._fd, self._chunk)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError:
+            data = b""
+        if data:
+            if self._held:  # keep the order: earlier held chunks first
+                self._held.append(data)
+                return b""
+            return data
+        self._ended = True
+        self.on_loop = False
+        self._loop.remove_reader(self._fd)
+        if self._held:
+            self._held.append(None)
+            return b""
+        return None
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data = os.read(self._fd, self._chunk)
+            except OSError:
+                data = b""
+            self._loop.call_soon_threadsafe(self._deliver, data or None)
+            if not data:
+                return
+
+
+class FrameWriter:
+    """The only writer of frames: each frame is encoded and written whole, in call order.
+
+    With ``stdin`` read on the loop, a full stdout pipe does not stop input: the pipe is made
+    non-blocking and, while it has no room, the writer waits for room or for input and reads
+    the input (queued, handled after the frame is written).
+    """
+
+    def __init__(
+        self, fd: int, *, check: Callable[[Any], None] | None = None, stdin: StdinReader | None = None
+    ) -> None:
         self._fd = fd
         self._lock = threading.Lock()
         self._check = check  # the outbound-checking debug switch (modes/rpc/frame_check.py)
+        self._stdin = stdin
         self.closed = False
+        if stdin is not None and os.name == "posix" and _is_pipe_or_socket(fd):
+            os.set_blocking(fd, False)
 
     def write(self, frame: Any) -> None:
         if self._check is not None:
@@ -45,34 +156,18 @@ class FrameWriter:
             view = memoryview(data)
             try:
                 while view:
-                    written = os.write(self._fd, view)
+                    try:
+                        written = os.write(self._fd, view)
+                    except BlockingIOError:
+                        self._wait_for_room()
+                        continue
                     view = view[written:]
             except BrokenPipeError:
                 self.closed = True
 
-
-class StdinReader:
-    """Reads fd 0 in a daemon thread and hands chunks to the event loop (None at EOF).
-
-    A thread works for every kind of stdin (pipe, file, tty) and never blocks the loop.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int = 0, chunk_size: int = 1 << 16) -> None:
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._loop = loop
-        self._fd = fd
-        self._chunk = chunk_size
-        self._thread = threading.Thread(target=self._run, name="rpc-stdin", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                data = os.read(self._fd, self._chunk)
-            except OSError:
-                data = b""
-            self._loop.call_soon_threadsafe(self.queue.put_nowait, data or None)
-            if not data:
-                return
+    def _wait_for_room(self) -> None:
+        stdin = self._stdin
+        watch = [stdin.fd] if stdin is not None and stdin.on_loop else []
+        readable, _, _ = select.select(watch, [self._fd], [])
+        if readable and stdin is not None:
+            stdin.hold()

@@ -13,11 +13,16 @@ frame; ``message_end`` carries the final message as always.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
 
+from xcsh.agent.types import AgentTool
 from xcsh.rpc.jsonl import encode_json
+
+_parts = operator.attrgetter("name", "description", "parameters")
 
 MessageUpdates = Literal["full", "delta"]
 MESSAGE_UPDATE_MODES: tuple[MessageUpdates, ...] = ("full", "delta")
@@ -39,10 +44,10 @@ class EncodedOnce:
     """The JSON bytes of the last value seen; encoded again only when the value changes.
 
     ``get_state`` repeats the system prompt and the tool definitions (most of its 15 KB) on every
-    call; they change only when the model, tools or prompt change. A string is compared by value;
-    a list (``dumpTools``, rebuilt on each call from the live tools) by the identity of its items'
-    values, which the cache keeps alive. Contract: tool definitions are replaced, never mutated
-    in place (``set_host_tools``, extensions and tool options all build new objects).
+    call; they change only when the model, tools or prompt change. A string is compared by value
+    (:meth:`__call__`); the tool definitions by the identity of their parts (:meth:`tools`), which
+    the cache keeps alive (equal parts that are not the same object compare by value). Contract: tool definitions are replaced, never mutated in place
+    (``set_host_tools``, extensions and tool options all build new objects).
     """
 
     def __init__(self) -> None:
@@ -50,20 +55,19 @@ class EncodedOnce:
         self._value: Any = None  # keeps the compared objects alive, so their ids stay theirs
         self._raw: msgspec.Raw | None = None
 
-    def __call__(self, value: Any) -> msgspec.Raw:
-        key = _identity(value)
+    def __call__(self, value: str) -> msgspec.Raw:
+        if self._raw is None or value != self._key:
+            self._raw = msgspec.Raw(encode_json(value))
+            self._key = self._value = value
+        return self._raw
+
+    def tools(self, tools: Sequence[AgentTool]) -> msgspec.Raw:
+        """``dumpTools``: name, description and parameters of each tool."""
+        key = tuple(map(_parts, tools))  # compared item by item: identical parts compare at once
         if self._raw is None or key != self._key:
+            value = [
+                {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
+            ]
             self._raw = msgspec.Raw(encode_json(value))
             self._key, self._value = key, value
         return self._raw
-
-
-def _identity(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(
-            tuple((k, id(v)) for k, v in item.items()) if isinstance(item, dict) else id(item)
-            for item in value
-        )
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return (type(value), value)
-    return id(value)

@@ -1,0 +1,111 @@
+"""stdin read on the event loop, and get_state answered at once: every change is in the next answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from conftest import Workspace
+from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+
+async def test_every_state_change_shows_in_the_very_next_get_state(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """get_state is answered without queueing and its large parts are encoded once: never stale."""
+    gate = script.Gate()
+    fake_llm.script(script.hold("busy", gate), script.text("queued answer"))
+    async with RpcClient.spawn(
+        args=["--model", "fake/fake-model", "--tools", "read"], cwd=workspace.proj, env=workspace.env
+    ) as client:
+        seen = [await client.get_state()]
+
+        async def state() -> None:
+            seen.append(await client.get_state())
+
+        await client.set_model("fake", "fake-reasoner")
+        await state()
+        await client.set_thinking_level("high")
+        await state()
+        await client.set_steering_mode("all")
+        await state()
+        await client.set_follow_up_mode("all")
+        await state()
+        await client.set_interrupt_mode("immediate")
+        await state()
+        await client.set_auto_compaction(False)
+        await state()
+        await client.set_session_name("renamed")
+        await state()
+        await client.set_host_tools([{"name": "deploy", "description": "Deploy", "parameters": {}}])
+        await state()
+        mark = client.mark()
+        await client.prompt("work")
+        await client.wait_for_type("message_update", since=mark)
+        await state()
+        await client.follow_up("later")
+        await state()
+        gate.release()
+        await client.wait_for_idle(since=mark)
+        await state()
+        await client.new_session()
+        await state()
+    first, model, thinking, steering, follow, interrupt, compaction, name, tools = seen[:9]
+    streaming, queued, idle, fresh = seen[9:]
+    assert first["model"]["id"] == "fake-model" and model["model"]["id"] == "fake-reasoner"
+    assert thinking["thinkingLevel"] == "high"
+    assert (first["steeringMode"], steering["steeringMode"]) == ("one-at-a-time", "all")
+    assert (first["followUpMode"], follow["followUpMode"]) == ("one-at-a-time", "all")
+    assert (first["interruptMode"], interrupt["interruptMode"]) == ("wait", "immediate")
+    assert (first["autoCompactionEnabled"], compaction["autoCompactionEnabled"]) == (True, False)
+    assert "sessionName" not in first and name["sessionName"] == "renamed"
+    assert [t["name"] for t in name["dumpTools"]] == ["read"]
+    assert [t["name"] for t in tools["dumpTools"]] == ["read", "deploy"]
+    assert streaming["isStreaming"] is True and streaming["messageCount"] == 1
+    assert queued["queuedMessageCount"] == 1
+    assert idle["isStreaming"] is False and idle["queuedMessageCount"] == 0 and idle["messageCount"] == 4
+    assert fresh["messageCount"] == 0 and fresh["sessionId"] != idle["sessionId"]
+
+
+async def test_commands_from_a_regular_file_are_all_answered(workspace: Workspace, tmp_path: Path) -> None:
+    """A stdin the event loop cannot watch (a regular file) is read by a thread instead."""
+    commands = tmp_path / "commands.jsonl"
+    lines = [json.dumps({"id": f"s{i}", "type": "get_state"}) for i in range(3)]
+    commands.write_text("\n".join([*lines, '{"type": "nope"}', "not json"]) + "\n")
+    with commands.open("rb") as stdin:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "xcsh",
+            "--mode",
+            "rpc",
+            "--model",
+            "fake/fake-model",
+            "--no-session",
+            cwd=workspace.proj,
+            env=workspace.env,
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 22,
+        )
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            frames = [json.loads(line) async for line in process.stdout]
+            code = await process.wait()
+    assert [f["type"] for f in frames] == [
+        "ready",
+        "response",
+        "response",
+        "response",
+        "response",
+        "response",
+    ]
+    assert [f.get("id") for f in frames[1:4]] == ["s0", "s1", "s2"]
+    assert frames[4]["error"] == "Unknown command: nope"
+    assert frames[5]["command"] == "parse" and frames[5]["success"] is False
+    assert code == 0
