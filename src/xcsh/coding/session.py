@@ -5,9 +5,10 @@ operations below (append a message, reload the context, adopt a store, set the
 active tools, queue a hidden next turn, set or cycle the model, set queue modes …),
 so rules such as "every message is persisted exactly once" hold in one place.
 
-The session keeps the agent, the store, the live context and the event fan-out (every
-event reaches subscribers after anything it reports has been persisted); the rest is done
-by collaborators it creates and owns: :class:`~xcsh.coding.session_runs.RunChain`
+The session keeps the agent, the store and the event fan-out (every event reaches
+subscribers after anything it reports has been persisted); the rest is done by
+collaborators it creates and owns: :class:`~xcsh.coding.session_context.LiveContext`
+(the live context and its persistence), :class:`~xcsh.coding.session_runs.RunChain`
 (prompts and the run chain), :class:`~xcsh.coding.session_models.ModelControl` (model and
 thinking level), :class:`~xcsh.coding.session_switching.SessionSwitcher` (new, resume,
 branch) and :class:`~xcsh.coding.session_tools.ToolSet` (tools and system prompt).
@@ -38,13 +39,14 @@ from xcsh.coding.messages import convert_to_llm
 from xcsh.coding.model_choice import ModelCycle
 from xcsh.coding.models import ModelRegistry
 from xcsh.coding.recovery import recovery_message
+from xcsh.coding.session_context import LiveContext
 from xcsh.coding.session_models import ModelControl
 from xcsh.coding.session_runs import RunChain
 from xcsh.coding.session_state import SessionConfig, SessionSnapshot
 from xcsh.coding.session_switching import SessionSwitcher
 from xcsh.coding.session_tools import ToolSet
-from xcsh.coding.sessions.context import SessionContext, build_session_context, session_stats
-from xcsh.coding.sessions.store import SessionStore, SessionWriteError, sanitize_title
+from xcsh.coding.sessions.context import SessionContext, session_stats
+from xcsh.coding.sessions.store import SessionStore, sanitize_title
 from xcsh.coding.settings import Settings
 
 if TYPE_CHECKING:
@@ -101,6 +103,7 @@ class AgentSession:
                 commands=project.commands, templates=project.templates, skills=project.skills
             )
         # the collaborators the session owns (the session core: docs/architecture.md)
+        self._context = LiveContext(self._agent, lambda: self._store)
         self._models = ModelControl(
             self._agent,
             registry=registry,
@@ -270,19 +273,9 @@ class AgentSession:
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         if event["type"] == "message_end":
-            self._persist(event["message"])
+            self._context.persist_ended(event["message"])
         self._runs.on_agent_event(event)
         self.emit(event)
-
-    def _persist(self, message: AgentMessage) -> None:
-        if message["role"] == "compactionSummary" or message["role"] == "branchSummary":
-            return  # rebuilt from their own entries, never stored as messages
-        try:
-            self._store.append_message(message)
-        except SessionWriteError:
-            # the store latched and logged the failure; later explicit writes report it, but
-            # it must not break the run or hold back this message's events
-            pass
 
     # ---- the live context --------------------------------------------------------------
     def append_message(self, message: AgentMessage, *, persist: bool = True) -> None:
@@ -291,33 +284,19 @@ class AgentSession:
         Emits no event (messages that hosts see go through a run). A write failure of an
         explicit append raises :class:`~xcsh.coding.sessions.store.SessionWriteError`.
         """
-        self._agent.messages.append(message)
-        if persist:
-            self._store.append_message(message)
+        self._context.append(message, persist=persist)
 
     def truncate_context_at(self, message: AgentMessage) -> bool:
-        """Drop ``message`` (by identity) and everything after it from the live context.
-
-        The session file keeps them. False when ``message`` is not in the context.
-        """
-        messages = self._agent.messages
-        for index in range(len(messages) - 1, -1, -1):
-            if messages[index] is message:
-                del messages[index:]
-                return True
-        return False
+        """Drop ``message`` (by identity) and what follows from the live context (the file keeps them)."""
+        return self._context.truncate_at(message)
 
     def replace_messages(self, replacements: Mapping[int, AgentMessage]) -> None:
         """Replace live-context messages by index (pruned tool outputs); the store is not touched."""
-        messages = self._agent.messages
-        for index, message in replacements.items():
-            messages[index] = message
+        self._context.replace(replacements)
 
     def reload_context(self) -> SessionContext:
         """Rebuild the live context from the store's current branch; returns what was read."""
-        context = build_session_context(self._store.entries, self._store.leaf_id)
-        self._agent.messages[:] = context.messages
-        return context
+        return self._context.reload()
 
     def adopt_store(self, store: SessionStore, reason: str) -> SessionContext:
         """Make ``store`` current (closing the old one), reload the context, tell the features."""
