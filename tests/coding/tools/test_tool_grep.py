@@ -64,6 +64,18 @@ async def test_no_match_is_a_warning(tmp_path: Path, use_ripgrep: bool) -> None:
     assert result["isWarning"] is True
 
 
+async def test_no_match_for_a_name_with_a_value_suggests_the_name_alone(
+    tmp_path: Path, use_ripgrep: bool
+) -> None:
+    (tmp_path / "settings.py").write_text("MAX_RETRIES = 3\n")
+    result = await _grep(tmp_path, use_ripgrep, pattern="MAX_RETRIES = 5")
+    assert _text(result) == (
+        "No matches found\n\nNothing contains exactly 'MAX_RETRIES = 5'. A line may hold another value or "
+        "other spacing: search for the name alone, with pattern MAX_RETRIES."
+    )
+    assert result["isWarning"] is True
+
+
 async def test_limit_reached_notice_and_offset_paging(tmp_path: Path, use_ripgrep: bool) -> None:
     (tmp_path / "many.txt").write_text("".join(f"hit {n}\n" for n in range(1, 31)))
     first = _text(await _grep(tmp_path, use_ripgrep, pattern="hit", pre=0, post=0, limit=20))

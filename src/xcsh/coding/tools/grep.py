@@ -17,7 +17,9 @@ Contract:
   1024 characters are cut. ``limit`` (20) matches are shown after skipping
   ``offset``; when more exist the text ends with ``[20 matches limit reached. Use
   limit=40 for more]``. Output is capped at 51 200 bytes.
-- No match → ``No matches found`` with ``isWarning: True``. Invalid regex or
+- No match → ``No matches found`` with ``isWarning: True``; when the pattern is longer
+  than a name it starts with (``MAX_RETRIES = 5``), a hint to search for the name alone
+  (the line may hold another value or other spacing). Invalid regex or
   unknown type → ToolError. Class shared, abortable.
 """
 
@@ -81,6 +83,20 @@ class _Search:
     hits: list[_Hit]
     matches: int
     more: bool
+
+
+_LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def no_match_text(pattern: str) -> str:
+    """``No matches found``, plus a hint when ``pattern`` is a name followed by more (``X = 5``)."""
+    name = _LEADING_NAME.match(pattern.strip())
+    if name is None or name.group(0) == pattern.strip():
+        return "No matches found"
+    return (
+        f"No matches found\n\nNothing contains exactly {pattern!r}. A line may hold another value or "
+        f"other spacing: search for the name alone, with pattern {name.group(0)}."
+    )
 
 
 def _select(search: _Search, *, offset: int, limit: int, pre: int, post: int) -> list[_Hit]:
@@ -360,7 +376,7 @@ def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True, hashline: bool = Fa
             search = await asyncio.to_thread(_search_python, cwd, root, options, offset + limit)
         hits = _select(search, offset=offset, limit=limit, pre=pre, post=post)
         if not hits:
-            return {"content": [{"type": "text", "text": "No matches found"}], "isWarning": True}
+            return {"content": [{"type": "text", "text": no_match_text(pattern)}], "isWarning": True}
         truncation = truncate_head(_render(hits, hashline), max_lines=len(hits) * 2 + 1)
         text = truncation.content
         if truncation.truncated:
