@@ -11,7 +11,7 @@ For every task and repetition the repository is copied to a fresh temporary dire
 client, the prompt is sent, and the run is awaited (bounded by ``--timeout``). The wall
 time includes starting the agent (and, for the embedded model, loading it), as a user
 would see it. Tokens are the sum of input and output tokens over the run's assistant
-messages.
+messages; ``cached_tokens`` is the part of the input the server's prompt cache served.
 
     python bench/task_bench.py                              # default model, 1 repetition
     python bench/task_bench.py --model local/qwen2.5-coder-1.5b-instruct --reps 3
@@ -64,6 +64,7 @@ class Run:
     input_tokens: int
     output_tokens: int
     turns: int
+    cached_tokens: int = 0
     tool_calls: list[str] = field(default_factory=list)
     tool_errors: int = 0
     stop_reason: str | None = None
@@ -162,6 +163,7 @@ async def run_once(task: Task, rep: int, args: list[str], timeout: float) -> Run
     usage = [m.get("usage") or {} for m in assistants]
     input_tokens = sum(int(u.get("input", 0)) + int(u.get("cacheRead", 0)) for u in usage)
     output_tokens = sum(int(u.get("output", 0)) for u in usage)
+    cached_tokens = sum(int(u.get("cacheRead", 0)) for u in usage)
     calls = [b["name"] for m in assistants for b in m.get("content", []) if b.get("type") == "toolCall"]
     errors = sum(1 for m in messages if m.get("role") == "toolResult" and m.get("isError"))
     return Run(
@@ -173,6 +175,7 @@ async def run_once(task: Task, rep: int, args: list[str], timeout: float) -> Run
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         turns=len(assistants),
+        cached_tokens=cached_tokens,
         tool_calls=calls,
         tool_errors=errors,
         stop_reason=assistants[-1].get("stopReason") if assistants else None,

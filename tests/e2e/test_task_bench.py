@@ -98,6 +98,7 @@ def test_the_benchmark_command_reports_pass_rate_time_and_tokens_per_task(
         ["write"],
         2,
     )
+    assert first["cached_tokens"] == 0  # the fake server reports no prompt cache
     assert first["transcript"][0].startswith('call write {"path": "settings.py"')
     assert first["transcript"][1:] == [
         f"result write: Successfully wrote {len(settings)} bytes to settings.py",
