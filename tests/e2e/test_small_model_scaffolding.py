@@ -373,3 +373,23 @@ async def test_running_the_same_failing_test_after_an_edit_is_no_repeat_and_a_fa
     assert first[1] and again[1] and not again[2].startswith("You made exactly this")
     nudge = user_texts(fake_llm.requests[4].json)[-1]
     assert nudge.startswith("Your last bash command failed") and "If the command itself was wrong" in nudge
+
+
+async def test_a_small_model_that_keeps_calling_tools_is_told_to_answer_after_25_calls(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    fake_llm.script(
+        *(script.tool_calls((f"c{n}", "read", {"path": "calc.py"})) for n in range(1, 26)),
+        script.text("I read calc.py; add() subtracts, and that is left to fix."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    last = results(frames)[-1][2]
+    assert len(results(frames)) == 25
+    assert last.endswith(
+        "You have made 25 tool calls for this request, the most allowed. Answer now: say "
+        "what you changed or found, and what is left to do."
+    )
+    choices = [r.json.get("tool_choice") for r in fake_llm.requests]
+    assert choices[0] == "required" and choices[1:25] == [None] * 24 and choices[25] == "none"
+    assert len(fake_llm.requests) == 26

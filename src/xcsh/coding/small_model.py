@@ -6,6 +6,9 @@ effect at once; other models are untouched):
 - **Look first**: the first model call of every prompt must be a tool call
   (``tool_choice: required``) when the session has active tools. A small model otherwise
   answers questions about the code without reading it, with a plausible guess.
+- **Bounded runs**: after ``MAX_TOOL_CALLS`` tool calls for one prompt, the last result
+  says so and the next model call may only answer (``tool_choice: none``), so a model
+  that loops ends with a report instead of running until someone stops it.
 - **Repeats named**: the error of a call identical to one that already failed in this
   conversation (same tool, same arguments), with no successful call of a tool that may
   change things (concurrency ``exclusive``) in between, starts with
@@ -15,11 +18,18 @@ effect at once; other models are untouched):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
-from xcsh.ai.types import ToolCall
+from xcsh.ai.types import TextContent, ToolCall
 from xcsh.coding.recovery import earlier_failures, has_small_profile, repeat_note
+
+MAX_TOOL_CALLS = 25
+LIMIT_NOTE = (
+    "You have made {n} tool calls for this request, the most allowed. Answer now: say what you "
+    "changed or found, and what is left to do."
+)
 
 if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
@@ -38,14 +48,23 @@ def install(session: AgentSession, config: bool) -> None:
         tool = session.tool(name)
         return tool is not None and tool.concurrency == "exclusive"  # edit, write, bash …
 
-    async def note_repeats(call: ToolCall, result: AgentToolResult, is_error: bool) -> AgentToolResult | None:
-        if not is_error or not has_small_profile(session.model):
+    async def annotate(call: ToolCall, result: AgentToolResult, is_error: bool) -> AgentToolResult | None:
+        if not has_small_profile(session.model):
             return None
-        times = earlier_failures(session.messages, call, changes)
-        if not times:
+        times = earlier_failures(session.messages, call, changes) if is_error else 0
+        head: list[TextContent] = (
+            [{"type": "text", "text": repeat_note(call["name"], times)}] if times else []
+        )
+        calls = _calls_this_prompt(session.messages) + 1
+        if calls >= MAX_TOOL_CALLS:
+            session.force_next_tool("none")
+        tail: list[TextContent] = (
+            [{"type": "text", "text": LIMIT_NOTE.format(n=calls)}] if calls == MAX_TOOL_CALLS else []
+        )
+        if not (head or tail):
             return None
         noted: AgentToolResult = {**result}
-        noted["content"] = [{"type": "text", "text": repeat_note(call["name"], times)}, *result["content"]]
+        noted["content"] = [*head, *result["content"], *tail]
         return noted
 
     def look_first(text: str) -> list[AgentMessage]:
@@ -54,4 +73,16 @@ def install(session: AgentSession, config: bool) -> None:
         return []
 
     session.hooks.before_user_message.append(look_first)
-    session.hooks.after_tool_call.append(note_repeats)
+    session.hooks.after_tool_call.append(annotate)
+
+
+def _calls_this_prompt(messages: Sequence[AgentMessage]) -> int:
+    """Tool results since the last user message (the calls made for the current prompt)."""
+    count = 0
+    for message in reversed(messages):
+        role = message.get("role")
+        if role == "user":
+            break
+        if role == "toolResult":
+            count += 1
+    return count
