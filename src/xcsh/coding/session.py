@@ -45,7 +45,7 @@ from xcsh.coding.session_runs import RunChain
 from xcsh.coding.session_state import SessionConfig, SessionSnapshot
 from xcsh.coding.session_switching import SessionSwitcher
 from xcsh.coding.session_tools import ToolSet
-from xcsh.coding.sessions.context import SessionContext, session_stats
+from xcsh.coding.sessions.context import SessionContext, SessionStats, session_stats
 from xcsh.coding.sessions.store import SessionStore, sanitize_title
 from xcsh.coding.settings import Settings
 
@@ -245,8 +245,8 @@ class AgentSession:
             auto_compaction_enabled=auto_compaction_enabled(self._settings),
         )
 
-    def stats(self) -> dict[str, Any]:
-        """The ``get_session_stats`` figures over the live context (no file: ``sessionFile`` omitted)."""
+    def stats(self) -> SessionStats:
+        """Counts and usage over the live context (``session_file`` None for an in-memory session)."""
         path = self._store.path
         return session_stats(
             self._agent.messages, session_id=self._store.session_id, session_file=str(path) if path else None

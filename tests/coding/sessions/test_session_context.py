@@ -1,12 +1,19 @@
-"""build_session_context, session_stats and last_assistant_text as pure functions."""
+"""build_session_context, session_stats (and its wire shape) and last_assistant_text as pure functions."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from xcsh.coding.sessions.context import build_session_context, last_assistant_text, session_stats
+from xcsh.coding.sessions.context import (
+    SessionStats,
+    TokenTotals,
+    build_session_context,
+    last_assistant_text,
+    session_stats,
+)
 from xcsh.coding.sessions.store import SessionStore
+from xcsh.modes.rpc.shapes import stats_payload
 
 
 def user(text: str) -> dict[str, Any]:
@@ -229,7 +236,20 @@ def test_stats_count_the_live_context_and_sum_usage() -> None:
         assistant("", stop="aborted"),
     ]
     stats = session_stats(messages, session_id="sid", session_file="/s/f.jsonl")
-    assert stats == {
+    assert stats == SessionStats(
+        session_id="sid",
+        session_file="/s/f.jsonl",
+        user_messages=1,
+        assistant_messages=2,
+        tool_calls=2,
+        tool_results=2,
+        total_messages=6,
+        tokens=TokenTotals(input=120, output=60, cache_read=3, cache_write=6),
+        cost=2.25,
+        premium_requests=2,
+    )
+    assert stats.tokens.total == 189
+    assert stats_payload(stats) == {
         "sessionFile": "/s/f.jsonl",
         "sessionId": "sid",
         "userMessages": 1,
@@ -241,7 +261,7 @@ def test_stats_count_the_live_context_and_sum_usage() -> None:
         "cost": 2.25,
         "premiumRequests": 2,
     }
-    assert "sessionFile" not in session_stats([], session_id="sid", session_file=None)
+    assert "sessionFile" not in stats_payload(session_stats([], session_id="sid", session_file=None))
 
 
 def test_last_assistant_text_skips_empty_aborted_messages() -> None:

@@ -268,7 +268,7 @@ def _header(
         e["message"] for e in entries if e.get("type") == "message" and isinstance(e.get("message"), dict)
     ]
     stats = session_stats(messages, session_id=str(header.get("id", "")), session_file=None)
-    tokens = stats["tokens"]
+    tokens = stats.tokens
     rows = [
         ("Date", header.get("timestamp", "")),
         ("Directory", header.get("cwd", "")),
@@ -276,15 +276,15 @@ def _header(
         ("Models", ", ".join(_models(entries)) or "—"),
         (
             "Messages",
-            f"{stats['userMessages']} user · {stats['assistantMessages']} assistant · {stats['toolResults']} tool results",
+            f"{stats.user_messages} user · {stats.assistant_messages} assistant · {stats.tool_results} tool results",
         ),
-        ("Tool calls", stats["toolCalls"]),
+        ("Tool calls", stats.tool_calls),
         (
             "Tokens",
-            f"{tokens['input']:,} in · {tokens['output']:,} out · {tokens['cacheRead']:,} cache read · "
-            f"{tokens['cacheWrite']:,} cache write",
+            f"{tokens.input:,} in · {tokens.output:,} out · {tokens.cache_read:,} cache read · "
+            f"{tokens.cache_write:,} cache write",
         ),
-        ("Cost", f"${stats['cost']:.4f}"),
+        ("Cost", f"${stats.cost:.4f}"),
     ]
     meta = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in rows)
     parts = [f'<header class="session-header"><h1>{esc(_title(header))}</h1><dl class="meta">{meta}</dl>']

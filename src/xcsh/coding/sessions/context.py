@@ -195,14 +195,47 @@ def _add_usage(totals: dict[str, float], usage: object) -> None:
         totals["cost"] += total
 
 
+@dataclass(frozen=True, slots=True)
+class TokenTotals:
+    """Summed token usage; whole numbers stay ints."""
+
+    input: int | float
+    output: int | float
+    cache_read: int | float
+    cache_write: int | float
+
+    @property
+    def total(self) -> int | float:
+        return _num(self.input + self.output + self.cache_read + self.cache_write)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStats:
+    """Counts and usage over a list of context messages (what ``get_session_stats`` reports).
+
+    Usage sums cover assistant messages plus ``details.usage`` of ``task`` tool results.
+    """
+
+    session_id: str
+    session_file: str | None
+    user_messages: int
+    assistant_messages: int
+    tool_calls: int
+    tool_results: int
+    total_messages: int
+    tokens: TokenTotals
+    cost: int | float
+    premium_requests: int | float
+
+
+def _num(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
 def session_stats(
     messages: Sequence[AgentMessage], *, session_id: str, session_file: str | None
-) -> dict[str, Any]:
-    """The ``get_session_stats`` response data over live-context ``messages`` (rpc-protocol §5.9).
-
-    Usage sums cover assistant messages plus ``details.usage`` of ``task`` tool
-    results; ``sessionFile`` is omitted for in-memory sessions.
-    """
+) -> SessionStats:
+    """Figures over live-context ``messages``; ``session_file`` is None for in-memory sessions."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = 0
     totals: dict[str, float] = dict.fromkeys(
@@ -221,28 +254,23 @@ def session_stats(
             details = message.get("details")
             if isinstance(details, dict):
                 _add_usage(totals, details.get("usage"))
-
-    def _num(value: float) -> int | float:
-        return int(value) if float(value).is_integer() else value
-
-    stats: dict[str, Any] = {}
-    if session_file is not None:
-        stats["sessionFile"] = session_file
-    tokens = {k: _num(totals[k]) for k in ("input", "output", "cacheRead", "cacheWrite")}
-    stats.update(
-        {
-            "sessionId": session_id,
-            "userMessages": counts["user"],
-            "assistantMessages": counts["assistant"],
-            "toolCalls": tool_calls,
-            "toolResults": counts["toolResult"],
-            "totalMessages": len(messages),
-            "tokens": {**tokens, "total": _num(sum(totals[k] for k in tokens))},
-            "cost": _num(totals["cost"]),
-            "premiumRequests": _num(totals["premiumRequests"]),
-        }
+    return SessionStats(
+        session_id=session_id,
+        session_file=session_file,
+        user_messages=counts["user"],
+        assistant_messages=counts["assistant"],
+        tool_calls=tool_calls,
+        tool_results=counts["toolResult"],
+        total_messages=len(messages),
+        tokens=TokenTotals(
+            input=_num(totals["input"]),
+            output=_num(totals["output"]),
+            cache_read=_num(totals["cacheRead"]),
+            cache_write=_num(totals["cacheWrite"]),
+        ),
+        cost=_num(totals["cost"]),
+        premium_requests=_num(totals["premiumRequests"]),
     )
-    return stats
 
 
 def last_assistant_text(messages: Sequence[AgentMessage]) -> str | None:

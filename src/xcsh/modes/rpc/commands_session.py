@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.rpc.server import NO_DATA
+from xcsh.modes.rpc.shapes import stats_payload
 from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ async def set_session_name(server: RpcServer, cmd: c.SetSessionNameCommand) -> A
 
 
 async def get_session_stats(server: RpcServer, cmd: c.GetSessionStatsCommand) -> Any:
-    return server.session.stats()
+    return stats_payload(server.session.stats())
 
 
 async def export_html(server: RpcServer, cmd: c.ExportHtmlCommand) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from xcsh.coding.model_choice import ModelCycle
 from xcsh.coding.secrets import public_model
 from xcsh.coding.session import AgentSession
+from xcsh.coding.sessions.context import SessionStats
 from xcsh.coding.todos import todos_of
 from xcsh.modes.rpc.updates import EncodedOnce
 
@@ -55,4 +56,32 @@ def cycle_payload(cycle: ModelCycle | None) -> dict[str, Any] | None:
     if cycle.thinking_level is not None:
         data["thinkingLevel"] = cycle.thinking_level
     data["isScoped"] = cycle.is_scoped
+    return data
+
+
+def stats_payload(stats: SessionStats) -> dict[str, Any]:
+    """The ``get_session_stats`` payload (rpc-protocol §5.9): ``sessionFile`` omitted when in memory."""
+    data: dict[str, Any] = {}
+    if stats.session_file is not None:
+        data["sessionFile"] = stats.session_file
+    tokens = stats.tokens
+    data.update(
+        {
+            "sessionId": stats.session_id,
+            "userMessages": stats.user_messages,
+            "assistantMessages": stats.assistant_messages,
+            "toolCalls": stats.tool_calls,
+            "toolResults": stats.tool_results,
+            "totalMessages": stats.total_messages,
+            "tokens": {
+                "input": tokens.input,
+                "output": tokens.output,
+                "cacheRead": tokens.cache_read,
+                "cacheWrite": tokens.cache_write,
+                "total": tokens.total,
+            },
+            "cost": stats.cost,
+            "premiumRequests": stats.premium_requests,
+        }
+    )
     return data
