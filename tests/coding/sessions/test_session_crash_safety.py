@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,22 @@ async def test_lock_of_a_killed_holder_is_released_by_the_kernel(tmp_path: Path)
         await proc.wait()
     store = SessionStore.open(path, cwd_for_new=tmp_path)  # stale lock file, but no live lock
     store.close()
+
+
+def test_an_appended_entry_is_in_the_file_at_once_and_the_fsync_thread_ends_at_close(tmp_path: Path) -> None:
+    """Group commit: the line is written before append returns; fsync runs in the background."""
+    before = set(threading.enumerate())
+    store = SessionStore.create(tmp_path / "s", tmp_path)
+    store.append_message(user("first"))
+    assert store.path is not None
+    for i in range(20):
+        store.append_message(user(f"later {i}"))
+        lines = assert_valid_jsonl(store.path)  # read through another descriptor, at once
+        assert lines[-1]["message"]["content"][0]["text"] == f"later {i}"
+    syncers = [t for t in set(threading.enumerate()) - before if t.name == "session-fsync"]
+    assert syncers
+    store.close()
+    for thread in syncers:
+        thread.join(timeout=10)
+    assert not any(t.is_alive() for t in syncers)
+    assert len(assert_valid_jsonl(store.path)) == 22  # header + 21 entries

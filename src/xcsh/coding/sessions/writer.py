@@ -5,7 +5,12 @@
   atomically (temp file, fsync, rename, directory fsync), mode ``0600`` in
   directories created ``0700``;
 * afterwards every entry is one ``os.write`` of a whole line on an ``O_APPEND``
-  descriptor, fsynced before :meth:`SessionFileWriter.append` returns;
+  descriptor before :meth:`SessionFileWriter.append` returns — from then on it survives a
+  crash or kill of this process (it is in the kernel's page cache) — and fsynced right after
+  by a background thread (group commit: entries written while an fsync runs share the next
+  one), so an fsync is never on the path of an answer; only a power loss or kernel crash in
+  those milliseconds could lose the newest entries (docs/security.md). :meth:`close` and
+  :meth:`sync` fsync at once; an fsync error is latched like a write error;
 * one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
 * the first write error is latched and raised again by every later write.
 """
@@ -49,6 +54,9 @@ class SessionFileWriter:
         self._fd: int | None = None
         self._error: BaseException | None = None
         self._write_lock = threading.RLock()
+        self._unsynced = threading.Condition(threading.Lock())  # guards _dirty / _syncer
+        self._dirty = False
+        self._syncer: threading.Thread | None = None
 
     @property
     def path(self) -> Path:
@@ -101,13 +109,58 @@ class SessionFileWriter:
                     self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                 data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
                 write_fully(self._fd, data)
-                os.fsync(self._fd)
             except OSError as exc:
                 raise self._latch(exc) from exc
+            self._sync_soon()
+
+    # ---- group commit ------------------------------------------------------------------
+    def _sync_soon(self) -> None:
+        """Have the background thread fsync what was written (started at the first append)."""
+        with self._unsynced:
+            self._dirty = True
+            if self._syncer is None:
+                self._syncer = threading.Thread(target=self._sync_forever, name="session-fsync", daemon=True)
+                self._syncer.start()
+            self._unsynced.notify()
+
+    def _sync_forever(self) -> None:
+        while True:
+            with self._unsynced:
+                while not self._dirty:
+                    if self._syncer is None:  # closed
+                        return
+                    self._unsynced.wait()
+                self._dirty = False
+            self.sync()
+
+    def sync(self) -> None:
+        """fsync what has been appended so far (a failure is latched, raised by the next write)."""
+        with self._write_lock:  # only to copy the descriptor: the fsync runs without the lock
+            if self._fd is None or self._error is not None:
+                return
+            try:
+                fd = os.dup(self._fd)
+            except OSError as exc:
+                self._latch(exc)
+                return
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            with self._write_lock:
+                self._latch(exc)
+        finally:
+            os.close(fd)
 
     def _close_fd(self) -> None:
         fd, self._fd = self._fd, None
-        if fd is not None:
+        if fd is None:
+            return
+        try:
+            if self._error is None:
+                os.fsync(fd)  # what the background thread may not have synced yet
+        except OSError as exc:
+            self._latch(exc)
+        finally:
             os.close(fd)
 
     def write_all(self, header: SessionHeader, entries: Sequence[SessionEntry]) -> None:
@@ -133,6 +186,9 @@ class SessionFileWriter:
         """Close the descriptor and release the file lock (idempotent)."""
         with self._write_lock:
             self._close_fd()
+            with self._unsynced:  # the background thread ends (close_fd has synced)
+                self._syncer, self._dirty = None, False
+                self._unsynced.notify()
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None

@@ -43,6 +43,19 @@ def _is_pipe_or_socket(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def _grow_pipe(fd: int, size: int = 1 << 20) -> None:
+    """Ask for a larger pipe buffer (Linux; best effort): long answers then wait and wake less."""
+    import fcntl
+
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    try:
+        fcntl.fcntl(fd, set_size, size)
+    except OSError:
+        pass  # above the system's limit, or not a pipe
+
+
 class StdinReader:
     """Reads fd 0 and hands its chunks, then ``None`` at EOF, to the server.
 
@@ -145,6 +158,7 @@ class FrameWriter:
         self.closed = False
         if stdin is not None and os.name == "posix" and _is_pipe_or_socket(fd):
             os.set_blocking(fd, False)
+            _grow_pipe(fd)
 
     def write(self, frame: Any) -> None:
         if self._check is not None:
