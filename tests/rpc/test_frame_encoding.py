@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from xcsh.rpc.jsonl import encode_frame, encode_json
 
 EVERY_ASCII = "".join(chr(i) for i in range(128))
@@ -62,3 +64,50 @@ def test_a_message_update_with_a_lone_surrogate_still_matches_the_standard_encod
     event = {"type": "text_delta", "contentIndex": 0, "delta": "\udc00", "partial": partial}
     frame = {"type": "message_update", "assistantMessageEvent": event, "message": partial}
     assert encode_frame(frame) == json.dumps(frame, separators=(",", ":")).encode() + b"\n"
+
+
+def _update(text: str, thinking: str, partial_json: str, content: str, n: int = 2) -> dict[str, Any]:
+    call = {
+        "type": "toolCall",
+        "id": "c1",
+        "name": "write",
+        "arguments": {"path": "a.txt", "content": content, "n": n},
+        "partialJson": partial_json,
+    }
+    message = {
+        "role": "assistant",
+        "content": [{"type": "thinking", "thinking": thinking}, {"type": "text", "text": text}, call],
+        "usage": {"input": 1},
+    }
+    event = {"type": "text_delta", "contentIndex": 1, "delta": text[-3:], "partial": message}
+    return {"type": "message_update", "assistantMessageEvent": event, "message": message}
+
+
+def whole_message_encoded_once(frame: dict[str, Any]) -> bytes:
+    """The frame as written before incremental encoding: the whole message encoded, spliced twice."""
+    raw = msgspec.Raw(encode_json(frame["message"]))
+    event = {**frame["assistantMessageEvent"], "partial": raw}
+    return encode_json({**frame, "assistantMessageEvent": event, "message": raw}) + b"\n"
+
+
+def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encoding() -> None:
+    """Every tail is appended to the cached encoding; the frame must equal a fresh full encoding."""
+    pieces = [AWKWARD, "\\", '"', "\x00", "\u2028", "😀", "é" * 300, "plain " * 120, "\x1f\n\t"]
+    text = thinking = partial = content = ""
+    for step in range(60):
+        piece = pieces[step % len(pieces)]
+        text, thinking, partial, content = (
+            text + piece,
+            thinking + piece[::-1],
+            partial + piece,
+            content + piece,
+        )
+        if step == 30:  # a new message: the strings start again, shorter than the cached ones
+            text, partial = piece, piece
+        if step == 45:  # a lone surrogate: the message takes the standard path, as before
+            content += "\ud800"
+        # an integer beyond 64 bits: the standard path too
+        frame = _update(text, thinking, partial, content, 2**70 if step == 20 else step)
+        assert encode_frame(frame) == whole_message_encoded_once(frame)
+        if "\ud800" not in content:
+            assert encode_frame(frame) == encode_json(frame) + b"\n"

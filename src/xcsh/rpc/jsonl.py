@@ -70,11 +70,78 @@ def encode_frame(obj: Any) -> bytes:
     """One frame: :func:`encode_json` plus ``\\n``.
 
     A ``message_update`` repeats its partial message twice (``assistantMessageEvent.partial``
-    and ``message``, the same object): it is encoded once and its bytes written twice.
+    and ``message``, the same object): it is encoded once and its bytes written twice, and the
+    long strings that grow from one update to the next (text, thinking, ``partialJson``, a tool
+    call's string arguments) are encoded incrementally (:class:`GrowingStrings`). The bytes are
+    those of encoding the whole frame at once.
     """
     if isinstance(obj, dict) and obj.get("type") == "message_update":
         obj = _share_partial(obj)
     return encode_json(obj) + b"\n"
+
+
+_GROWING_MIN = 512  # shorter strings are cheaper to encode again than to look up
+_GROWING_FIELDS = ("text", "thinking", "partialJson")
+
+
+class GrowingStrings:
+    """The JSON encoding of strings that grow by appending, each extended by its new tail.
+
+    JSON escapes character by character, so the encoding of ``old + tail`` is the encoding of
+    ``old`` (without its closing quote) followed by that of ``tail`` (without its opening
+    quote). One entry per slot (content block and field); a string that does not extend the
+    slot's last one is encoded whole. Raises what msgspec raises for a value it cannot write
+    (a lone surrogate): the caller then encodes the frame the standard way.
+    """
+
+    def __init__(self) -> None:
+        self._slots: dict[tuple[Any, ...], tuple[str, bytes]] = {}
+
+    def encode(self, slot: tuple[Any, ...], value: str) -> bytes:
+        last = self._slots.get(slot)
+        if last is not None:
+            old, raw = last
+            if value is old:
+                return raw
+            if len(value) > len(old) and value.startswith(old):
+                raw = raw[:-1] + _encoder.encode(value[len(old) :])[1:]
+                self._slots[slot] = (value, raw)
+                return raw
+        raw = _encoder.encode(value)
+        self._slots[slot] = (value, raw)
+        return raw
+
+
+_growing = GrowingStrings()
+
+
+def _with_growing_raw(message: Any) -> Any:
+    """``message`` (shallow copies) with its long growing strings as pre-encoded ``msgspec.Raw``."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    blocks: list[Any] = []
+    for index, block in enumerate(content):
+        if isinstance(block, dict):
+            swapped = None
+            for field in _GROWING_FIELDS:
+                value = block.get(field)
+                if isinstance(value, str) and len(value) >= _GROWING_MIN:
+                    swapped = swapped if swapped is not None else dict(block)
+                    swapped[field] = msgspec.Raw(_growing.encode((index, field), value))
+            arguments = block.get("arguments")
+            if isinstance(arguments, dict):
+                changed = None
+                for key, value in arguments.items():
+                    if isinstance(value, str) and len(value) >= _GROWING_MIN:
+                        changed = changed if changed is not None else dict(arguments)
+                        changed[key] = msgspec.Raw(_growing.encode((index, "arguments", key), value))
+                if changed is not None:
+                    swapped = swapped if swapped is not None else dict(block)
+                    swapped["arguments"] = changed
+            block = swapped if swapped is not None else block
+        blocks.append(block)
+    return {**message, "content": blocks}
 
 
 def _share_partial(frame: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +149,11 @@ def _share_partial(frame: dict[str, Any]) -> dict[str, Any]:
     message = frame.get("message")
     if not isinstance(event, dict) or message is None or event.get("partial") is not message:
         return frame
-    raw = msgspec.Raw(encode_json(message))
+    try:
+        encoded = _encoder.encode(_with_growing_raw(message))
+    except (TypeError, ValueError, OverflowError):  # what msgspec cannot write: the standard way
+        encoded = encode_json(message)
+    raw = msgspec.Raw(encoded)
     shared = dict(frame)
     shared["assistantMessageEvent"] = {**event, "partial": raw}
     shared["message"] = raw
