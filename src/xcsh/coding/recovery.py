@@ -70,8 +70,8 @@ def recovery_message(
     if changed and "verify" not in given:
         text = (
             f"You changed {', '.join(changed)} but ran nothing after the change. If the task names a "
-            "test or a command, run it now with bash and fix what still fails. If there is nothing to "
-            "run, check the change (read the file) or give your final answer."
+            "test or a command to run, run it now with bash and fix what still fails. If it names "
+            "none, do not ask for one: give your final answer again, saying what you changed."
         )
         return RecoveryTurn(custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "verify"}))
     return None

@@ -270,3 +270,13 @@ async def test_the_guarded_write_of_the_current_content_says_that_nothing_change
         f"Successfully wrote {len(SETTINGS)} bytes to settings.py. "
         "The file already had exactly this content: nothing changed."
     )
+
+
+async def test_the_guarded_write_refuses_a_content_that_keeps_only_half_of_the_lines(tmp_path: Path) -> None:
+    config = '{\n  "name": "svc",\n  "port": 9090,\n  "debug": false,\n  "workers": 4\n}\n'
+    (tmp_path / "config.json").write_text(config)
+    tool = create_write_tool(tmp_path, guard_overwrite=True)
+    half = '  "port": 9090,\n  "debug": false,\n  "workers": 4\n'
+    with pytest.raises(ToolError, match="keeps only 3 of them"):
+        await tool.execute("c1", {"path": "config.json", "content": half}, None, lambda _: None)
+    assert (tmp_path / "config.json").read_text() == config

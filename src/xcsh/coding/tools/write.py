@@ -9,7 +9,7 @@ removed first. Class exclusive, not abortable.
 
 Overwrite guard (``guard_overwrite=True``, given to small models): a write over an existing
 file of at least ``GUARD_MIN_LINES`` non-blank lines is refused, and nothing is written,
-when the new content leaves out more than half of those lines (compared ignoring
+when the new content leaves out half of those lines or more (compared ignoring
 whitespace). Small models use ``write`` to "edit" a file and keep only the line they
 changed; the error says that write replaces the whole file, shows the current content
 (up to 60 lines) and points to ``edit``. A complete rewrite that keeps most lines passes.
@@ -63,7 +63,7 @@ def _dropped_lines(path: Path, content: str) -> tuple[list[str], list[str]] | No
         return None
     new = {" ".join(line.split()) for line in content.splitlines()}
     missing = [line for line in old if " ".join(line.split()) not in new]
-    return (old, missing) if len(missing) * 2 > len(old) else None
+    return (old, missing) if len(missing) * 2 >= len(old) else None
 
 
 def _has_content(path: Path, content: str) -> bool:
