@@ -393,3 +393,24 @@ async def test_a_small_model_that_keeps_calling_tools_is_told_to_answer_after_25
     choices = [r.json.get("tool_choice") for r in fake_llm.requests]
     assert choices[0] == "required" and choices[1:25] == [None] * 24 and choices[25] == "none"
     assert len(fake_llm.requests) == 26
+
+
+async def test_a_small_model_s_edit_that_breaks_python_syntax_is_refused_and_the_file_kept(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    source = "class Inv:\n    def total(self):\n        count = 0\n        return count\n"
+    (workspace.proj / "inv.py").write_text(source)
+    one_line = {"path": "inv.py", "old_text": "def total(self):", "new_text": "def total(self): return 1"}
+    fixed = {"path": "inv.py", "old_text": "return count", "new_text": "return count + 1"}
+    check = "python3 -c 'import inv; assert inv.Inv().total() == 1'"
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [one_line]})),
+        script.tool_calls(("c2", "edit", {"edits": [fixed]})),
+        script.tool_calls(("c3", "bash", {"command": check})),
+        script.text("total() now returns 1."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "make total return 1")
+    refused, done, ran = results(frames)
+    assert refused[1] and refused[2].startswith("Not applied: after this change inv.py would no longer parse")
+    assert not done[1] and not ran[1]
+    assert (workspace.proj / "inv.py").read_text() == source.replace("return count", "return count + 1")

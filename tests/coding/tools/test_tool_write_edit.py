@@ -280,3 +280,58 @@ async def test_the_guarded_write_refuses_a_content_that_keeps_only_half_of_the_l
     with pytest.raises(ToolError, match="keeps only 3 of them"):
         await tool.execute("c1", {"path": "config.json", "content": half}, None, lambda _: None)
     assert (tmp_path / "config.json").read_text() == config
+
+
+GRADES = 'def letter(score):\n    if score > 80:\n        return "B"\n    return "C"\n'
+
+
+async def test_an_edit_that_differs_only_in_quote_style_matches(tmp_path: Path) -> None:
+    (tmp_path / "grades.py").write_text(GRADES)
+    result = await _edit(tmp_path, {"path": "grades.py", "old_text": "return 'C'", "new_text": "return 'D'"})
+    assert "matched ignoring whitespace differences" in _text(result)
+    assert (tmp_path / "grades.py").read_text() == GRADES.replace('return "C"', "return 'D'")
+
+
+INVENTORY = "class Inventory:\n    def total(self):\n        count = 0\n        return count\n"
+
+
+async def test_the_checked_edit_refuses_a_change_that_breaks_python_syntax(tmp_path: Path) -> None:
+    (tmp_path / "inventory.py").write_text(INVENTORY)
+    tool = create_edit_tool(tmp_path, check_syntax=True)
+    bad = {"path": "inventory.py", "old_text": "def total(self):", "new_text": "def total(self): return 0"}
+    with pytest.raises(ToolError) as info:
+        await tool.execute("c1", {"edits": [bad]}, None, lambda _: None)
+    message = str(info.value)
+    assert message.startswith(
+        "Not applied: after this change inventory.py would no longer parse (SyntaxError:"
+    )
+    assert "   2      def total(self): return 0" in message and "Fix the change" in message
+    assert (tmp_path / "inventory.py").read_text() == INVENTORY
+    # the unchecked edit (models without the small profile) applies it as the reference does
+    await _edit(tmp_path, bad)
+    assert "def total(self): return 0" in (tmp_path / "inventory.py").read_text()
+
+
+async def test_the_checked_edit_and_write_accept_valid_changes_and_files_that_were_already_broken(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "inventory.py").write_text(INVENTORY)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    edit = create_edit_tool(tmp_path, check_syntax=True)
+    good = {"path": "inventory.py", "old_text": "count = 0", "new_text": "count = 1"}
+    still_broken = {"path": "broken.py", "old_text": "def f(:", "new_text": "def f(x:"}
+    await edit.execute("c1", {"edits": [good, still_broken]}, None, lambda _: None)
+    assert "count = 1" in (tmp_path / "inventory.py").read_text()
+    assert (tmp_path / "broken.py").read_text() == "def f(x:\n"
+
+
+async def test_the_guarded_write_refuses_content_that_breaks_a_json_file(tmp_path: Path) -> None:
+    config = '{\n  "name": "svc",\n  "port": 8080,\n  "debug": true,\n  "workers": 4\n}\n'
+    (tmp_path / "config.json").write_text(config)
+    tool = create_write_tool(tmp_path, guard_overwrite=True)
+    broken = config.replace('"port": 8080,', '"port": 9090')
+    with pytest.raises(
+        ToolError, match=r"would no longer parse \(invalid JSON: Expecting ',' delimiter at line 4\)"
+    ):
+        await tool.execute("c1", {"path": "config.json", "content": broken}, None, lambda _: None)
+    assert (tmp_path / "config.json").read_text() == config

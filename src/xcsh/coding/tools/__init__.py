@@ -81,7 +81,7 @@ class ToolOptions:
 
 def _edit(cwd: Path, options: ToolOptions) -> AgentTool:
     if options.edit_mode == "replace":
-        return create_edit_tool(cwd)
+        return create_edit_tool(cwd, check_syntax=options.guard_overwrite)
     return create_hashline_edit_tool(cwd)
 
 

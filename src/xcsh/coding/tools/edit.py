@@ -33,6 +33,7 @@ from xcsh.coding.tools.edit_match import (
 )
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.syntax_guard import syntax_error_after
 
 _BOM = "\ufeff"
 
@@ -128,8 +129,13 @@ def _commit(files: list[_FileEdit]) -> None:
             raise ToolError(f"Permission denied: {state.shown}") from exc
 
 
-def _apply(cwd: Path, edits: list[Any]) -> AgentToolResult:
+def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentToolResult:
     files = _plan(cwd, edits)
+    if check_syntax:
+        for state in files:
+            problem = syntax_error_after(state.path, state.shown, state.original, state.content)
+            if problem is not None:
+                raise ToolError(problem)
     _commit(files)
     summaries: list[str] = []
     diffs: list[str] = []
@@ -195,8 +201,12 @@ _DESCRIPTION = (
 )
 
 
-def create_edit_tool(cwd: Path) -> AgentTool:
-    """The ``edit`` tool (replace mode) bound to the session cwd."""
+def create_edit_tool(cwd: Path, *, check_syntax: bool = False) -> AgentTool:
+    """The ``edit`` tool (replace mode) bound to the session cwd.
+
+    With ``check_syntax`` an edit that breaks a Python or JSON file's syntax is refused
+    (``xcsh.coding.tools.syntax_guard``).
+    """
 
     async def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
@@ -204,7 +214,7 @@ def create_edit_tool(cwd: Path) -> AgentTool:
         edits = args.get("edits")
         if not isinstance(edits, list) or not edits:
             raise ToolError("edits must be a non-empty array of {path, old_text, new_text}")
-        return await asyncio.to_thread(_apply, cwd, edits)
+        return await asyncio.to_thread(_apply, cwd, edits, check_syntax)
 
     return AgentTool(
         name="edit",

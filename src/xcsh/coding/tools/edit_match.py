@@ -4,7 +4,8 @@ Matching contract: an exact substring match is tried first. When there is none,
 whole-line windows of the file are compared with ``old_text`` after collapsing
 runs of whitespace (so indentation and spacing differences are tolerated), scored
 with ``difflib.SequenceMatcher``; windows scoring at least 0.95 match, and so does a
-window equal to ``old_text`` once all whitespace is removed (``x=1`` vs ``x = 1``).
+window equal to ``old_text`` once all whitespace is removed and single quotes are read as
+double quotes (``x=1`` vs ``x = 1``, ``'C'`` vs ``"C"``).
 Blank lines at the start or end of ``old_text`` are ignored for that comparison. A
 fuzzy match replaces the whole matched lines; if the file's indentation differs from
 ``old_text``'s, ``new_text`` is re-indented the same way. More than one match is an
@@ -52,7 +53,8 @@ def _normalize(line: str) -> str:
 
 
 def _squeeze(lines: list[str]) -> str:
-    return "\n".join("".join(line.split()) for line in lines)
+    # no whitespace, and one quote character: 'C' and "C" are the same text to a small model
+    return "\n".join("".join(line.split()).replace("'", '"') for line in lines)
 
 
 def _indent(line: str) -> str:

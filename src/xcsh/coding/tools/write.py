@@ -13,7 +13,9 @@ when the new content leaves out half of those lines or more (compared ignoring
 whitespace). Small models use ``write`` to "edit" a file and keep only the line they
 changed; the error says that write replaces the whole file, shows the current content
 (up to 60 lines) and points to ``edit``. A complete rewrite that keeps most lines passes.
-With the guard, a write of exactly the file's current content says that nothing changed.
+With the guard, a write of exactly the file's current content says that nothing changed,
+and a write that breaks the syntax of a Python or JSON file that parsed is refused
+(``xcsh.coding.tools.syntax_guard``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import strip_copied_prefixes
 from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.syntax_guard import syntax_error_after
 
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -71,6 +74,14 @@ def _has_content(path: Path, content: str) -> bool:
         return path.read_text(encoding="utf-8") == content
     except (OSError, UnicodeDecodeError):
         return False
+
+
+def _breaks_syntax(path: Path, shown: str, content: str) -> str | None:
+    try:
+        before = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return syntax_error_after(path, shown, before, content)
 
 
 def _guard_message(shown: str, path: Path, old: list[str], missing: list[str]) -> str:
@@ -123,6 +134,9 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
             if dropped is not None:
                 raise ToolError(_guard_message(shown, path, *dropped))
             same = await asyncio.to_thread(_has_content, path, content)
+            broken = await asyncio.to_thread(_breaks_syntax, path, shown, content)
+            if broken is not None:
+                raise ToolError(broken)
         await asyncio.to_thread(_write, path, shown, content)
         text = f"Successfully wrote {len(content)} bytes to {raw_path}"
         if same:
