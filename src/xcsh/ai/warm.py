@@ -10,6 +10,7 @@ a failure is logged at debug level and the first call simply imports as before.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import sys
@@ -27,6 +28,36 @@ _running = 0
 _saved_interval: float | None = None
 
 
+_OPENAI_CHUNK = {
+    "id": "w",
+    "object": "chat.completion.chunk",
+    "created": 0,
+    "model": "w",
+    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "w"}, "finish_reason": None}],
+}
+_USAGE = {"input_tokens": 1, "output_tokens": 1}
+_ANTHROPIC_EVENTS = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "w",
+            "type": "message",
+            "role": "assistant",
+            "model": "w",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": _USAGE,
+        },
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "w"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": _USAGE},
+    {"type": "message_stop"},
+]
+
+
 def _warm_openai(trust_env: bool) -> None:
     import openai
     from openai import AsyncStream  # noqa: F401
@@ -35,7 +66,15 @@ def _warm_openai(trust_env: bool) -> None:
     # a throwaway client pulls in the HTTP stack (transports, TLS) as a real one does
     verify = shared_ssl_context(trust_env=trust_env)
     http_client = openai.DefaultAsyncHttpxClient(trust_env=trust_env, verify=verify)
-    openai.AsyncOpenAI(api_key="warm", http_client=http_client)
+    client = openai.AsyncOpenAI(api_key="warm", http_client=http_client)
+    # first uses build lazily what every request and stream event needs (~5 ms): do them now
+    _warm_http()
+    from openai._models import FinalRequestOptions, construct_type
+
+    client._build_request(
+        FinalRequestOptions.construct(method="post", url="/chat/completions", content=b"{}")
+    )
+    construct_type(type_=ChatCompletionChunk, value=_OPENAI_CHUNK)
 
 
 def _warm_openai_responses(trust_env: bool) -> None:
@@ -49,7 +88,14 @@ def _warm_anthropic(trust_env: bool) -> None:
 
     verify = shared_ssl_context(trust_env=trust_env)
     http_client = anthropic.DefaultAsyncHttpxClient(trust_env=trust_env, verify=verify)
-    anthropic.AsyncAnthropic(api_key="warm", http_client=http_client)
+    client = anthropic.AsyncAnthropic(api_key="warm", http_client=http_client)
+    # first uses build lazily what every request and stream event needs (~10 ms): do them now
+    _warm_http()
+    from anthropic._models import FinalRequestOptions, construct_type
+
+    client._build_request(FinalRequestOptions.construct(method="post", url="/v1/messages", content=b"{}"))
+    for event in _ANTHROPIC_EVENTS:
+        construct_type(type_=RawMessageStreamEvent, value=event)
 
 
 # api → (provider module, what else its first call needs)
@@ -71,9 +117,15 @@ def warm(api: str, base_url: str = "") -> bool:
         return False
     module, extra = entry
     importlib.import_module(module)
+    importlib.import_module("xcsh.ai.registry")  # the agent's first call goes through it
     if extra is not None:
         extra(not is_loopback_url(base_url))
     return True
+
+
+def _warm_http() -> None:
+    """The async network backend the SDKs' transport imports at its first connection."""
+    importlib.import_module("anyio._backends._asyncio")
 
 
 def warm_in_background(api: str, base_url: str = "") -> threading.Thread | None:
@@ -82,6 +134,7 @@ def warm_in_background(api: str, base_url: str = "") -> threading.Thread | None:
         if api in _warmed or api not in _WARMERS:
             return None
         _warmed.add(api)
+    _start_default_executor()
     thread = threading.Thread(target=_run, args=(api, base_url), name=f"warm-{api}", daemon=True)
     _enter()
     try:
@@ -90,6 +143,15 @@ def warm_in_background(api: str, base_url: str = "") -> threading.Thread | None:
         _leave()
         return None
     return thread
+
+
+def _start_default_executor() -> None:
+    """The first connection resolves its host in the event loop's default executor: start it now."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    loop.run_in_executor(None, int)
 
 
 def _run(api: str, base_url: str) -> None:
