@@ -28,6 +28,8 @@ def _image_part(block: dict[str, Any]) -> dict[str, Any]:
 def _user_content(content: Any, model: Model) -> Any:
     if isinstance(content, str):
         return content
+    if len(content) == 1 and content[0]["type"] == "text":  # the common case, without the walk below
+        return content[0]["text"]
     parts: list[dict[str, Any]] = []
     for block in content:
         if block["type"] == "text":
