@@ -13,7 +13,8 @@ when the new content leaves out half of those lines or more (compared ignoring
 whitespace). Small models use ``write`` to "edit" a file and keep only the line they
 changed; the error says that write replaces the whole file, shows the current content
 (up to 60 lines) and points to ``edit``. A complete rewrite that keeps most lines passes.
-With the guard, a write of exactly the file's current content says that nothing changed,
+With the guard, a write of the file's current content (trailing whitespace aside) says
+that nothing changed and how to add code,
 and a write that breaks the syntax of a Python or JSON file that parsed is refused
 (``xcsh.coding.tools.syntax_guard``).
 """
@@ -71,7 +72,7 @@ def _dropped_lines(path: Path, content: str) -> tuple[list[str], list[str]] | No
 
 def _has_content(path: Path, content: str) -> bool:
     try:
-        return path.read_text(encoding="utf-8") == content
+        return path.read_text(encoding="utf-8").rstrip() == content.rstrip()
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -140,7 +141,11 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
         await asyncio.to_thread(_write, path, shown, content)
         text = f"Successfully wrote {len(content)} bytes to {raw_path}"
         if same:
-            text += ". The file already had exactly this content: nothing changed."
+            text += (
+                ". The file already had this content: nothing changed. To add code, write the complete "
+                "content including the new code, or use edit with old_text = the file's last lines and "
+                "new_text = those lines followed by the new code."
+            )
         return {"content": [{"type": "text", "text": text}]}
 
     return AgentTool(
