@@ -171,7 +171,8 @@ async def test_the_small_profile_of_the_catalogue_entry_selects_the_workflow_pro
     compat = {"constrainedToolCalls": True, "promptProfile": "small"}
     read: Tool = {**WRITE, "name": "read", "description": "Read a file."}
     edit: Tool = {**WRITE, "name": "edit", "description": "Edit a file.\nLine two.\nLine three."}
-    tools = [read, edit, WRITE, BASH]
+    grep: Tool = {**BASH, "name": "grep", "description": "Search file contents."}
+    tools = [read, edit, WRITE, BASH, grep]
     # a large context window and an unremarkable name: the catalogue field alone decides
     await run_stream(
         make_model(fake, id="any-name", contextWindow=200000, compat=compat), context(user("hi"), tools=tools)
@@ -181,6 +182,7 @@ async def test_the_small_profile_of_the_catalogue_entry_selects_the_workflow_pro
     assert "CALLER PROMPT" not in small and default.startswith("CALLER PROMPT")
     assert "How to work:\n1. Look before you change." in small and "How to work" not in default
     assert '{"tool": "read", "arguments": {"path": "calc.py"}}' in small  # the read -> edit -> verify example
+    assert '{"tool": "grep", "arguments": {"pattern": "TIMEOUT"}}' in small  # a bare name finds every use
     assert "- edit(path: string, content: string): Edit a file.\n  Line two.\n  Line three." in small
     assert "- edit(path: string, content: string): Edit a file.\n" in default and "Line two" not in default
 

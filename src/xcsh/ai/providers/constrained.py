@@ -80,8 +80,9 @@ You: {"final": "Fixed the bug in calc.py; the tests pass."}"""
 _EXAMPLE_QUESTION = """\
 Example 3
 User: Which file defines TIMEOUT?
-You: {"tool": "grep", "arguments": {"pattern": "TIMEOUT ="}}
+You: {"tool": "grep", "arguments": {"pattern": "TIMEOUT"}}
 User: Result of grep: config/net.py:3: TIMEOUT = 30
+client.py:8:     timeout=TIMEOUT,
 You: {"final": "TIMEOUT is defined in config/net.py (line 3) as 30."}"""
 
 
