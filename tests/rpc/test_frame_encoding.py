@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from xcsh.rpc.jsonl import encode_frame, encode_json
+from xcsh.rpc.jsonl import encode_frame, encode_frame_into, encode_json
 
 EVERY_ASCII = "".join(chr(i) for i in range(128))
 AWKWARD = EVERY_ASCII + "\u2028\u2029é😀</script>\x7f"
@@ -94,6 +94,7 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
     """Every tail is appended to the cached encoding; the frame must equal a fresh full encoding."""
     pieces = [AWKWARD, "\\", '"', "\x00", "\u2028", "😀", "é" * 300, "plain " * 120, "\x1f\n\t"]
     text = thinking = partial = content = ""
+    buffer = bytearray()
     for step in range(60):
         piece = pieces[step % len(pieces)]
         text, thinking, partial, content = (
@@ -109,5 +110,7 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
         # an integer beyond 64 bits: the standard path too
         frame = _update(text, thinking, partial, content, 2**70 if step == 20 else step)
         assert encode_frame(frame) == whole_message_encoded_once(frame)
+        encode_frame_into(frame, buffer)  # the writer's path: one buffer reused for every frame
+        assert buffer == whole_message_encoded_once(frame)
         if "\ud800" not in content:
             assert encode_frame(frame) == encode_json(frame) + b"\n"

@@ -80,6 +80,18 @@ def encode_frame(obj: Any) -> bytes:
     return encode_json(obj) + b"\n"
 
 
+def encode_frame_into(obj: Any, buffer: bytearray) -> None:
+    """:func:`encode_frame` written into ``buffer`` (replacing its content): a writer that keeps
+    one buffer for every frame avoids allocating (and faulting in) fresh memory per frame."""
+    if isinstance(obj, dict) and obj.get("type") == "message_update":
+        obj = _share_partial(obj)
+    try:
+        _encoder.encode_into(obj, buffer)
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+        buffer[:] = _encode_slow(obj)
+    buffer.extend(b"\n")
+
+
 _GROWING_MIN = 512  # shorter strings are cheaper to encode again than to look up
 _GROWING_FIELDS = ("text", "thinking", "partialJson")
 
@@ -95,19 +107,26 @@ class GrowingStrings:
     """
 
     def __init__(self) -> None:
-        self._slots: dict[tuple[Any, ...], tuple[str, bytes]] = {}
+        # per slot: the last value and its encoding, extended in place (amortised O(tail))
+        self._slots: dict[tuple[Any, ...], tuple[str, bytearray]] = {}
 
-    def encode(self, slot: tuple[Any, ...], value: str) -> bytes:
+    def encode(self, slot: tuple[Any, ...], value: str) -> bytearray:
+        """The encoding of ``value``; valid until the next call for ``slot`` (do not keep it)."""
         last = self._slots.get(slot)
         if last is not None:
             old, raw = last
             if value is old:
                 return raw
             if len(value) > len(old) and value.startswith(old):
-                raw = raw[:-1] + _encoder.encode(value[len(old) :])[1:]
+                tail = _encoder.encode(value[len(old) :])
+                try:
+                    raw[-1:] = memoryview(tail)[1:]  # the closing quote becomes the tail's text
+                except BufferError:  # an earlier result is still referenced: start a new buffer
+                    raw = bytearray(raw)
+                    raw[-1:] = memoryview(tail)[1:]
                 self._slots[slot] = (value, raw)
                 return raw
-        raw = _encoder.encode(value)
+        raw = bytearray(_encoder.encode(value))
         self._slots[slot] = (value, raw)
         return raw
 

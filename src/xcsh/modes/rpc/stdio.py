@@ -23,7 +23,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from xcsh.rpc.jsonl import encode_frame
+from xcsh.rpc.jsonl import encode_frame_into
+
+_KEEP_BUFFER = 8 << 20
 
 
 def claim_stdout() -> int:
@@ -155,6 +157,7 @@ class FrameWriter:
         self._lock = threading.Lock()
         self._check = check  # the outbound-checking debug switch (modes/rpc/frame_check.py)
         self._stdin = stdin
+        self._buffer = bytearray()  # every frame is encoded into this one buffer
         self.closed = False
         if stdin is not None and os.name == "posix" and _is_pipe_or_socket(fd):
             os.set_blocking(fd, False)
@@ -163,21 +166,30 @@ class FrameWriter:
     def write(self, frame: Any) -> None:
         if self._check is not None:
             self._check(frame)
-        data = encode_frame(frame)
         with self._lock:
             if self.closed:
                 return
-            view = memoryview(data)
+            buffer = self._buffer
             try:
-                while view:
-                    try:
-                        written = os.write(self._fd, view)
-                    except BlockingIOError:
-                        self._wait_for_room()
-                        continue
-                    view = view[written:]
+                encode_frame_into(frame, buffer)
+            except BufferError:  # a view of the last frame is still alive somewhere: a new buffer
+                buffer = self._buffer = bytearray()
+                encode_frame_into(frame, buffer)
+            try:
+                with memoryview(buffer) as whole:
+                    view = whole
+                    while view:
+                        try:
+                            written = os.write(self._fd, view)
+                        except BlockingIOError:
+                            self._wait_for_room()
+                            continue
+                        view = view[written:]
+                    view.release()
             except BrokenPipeError:
                 self.closed = True
+            if len(buffer) > _KEEP_BUFFER:
+                self._buffer = bytearray()  # not kept after a huge frame
 
     def _wait_for_room(self) -> None:
         stdin = self._stdin
