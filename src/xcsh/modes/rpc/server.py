@@ -105,7 +105,7 @@ class RpcServer:
         self.handlers: dict[str, Handler] = {}
         # commands whose handler never waits (get_state): answered at once when nothing is queued
         self.instant: dict[str, InstantHandler] = {}
-        self._jobs = 0  # ordinary commands queued or running
+        self._jobs = 0  # ordinary commands queued or running, control commands running
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
         self.on_host_tool_update: FrameHandler = lambda frame: None
@@ -238,6 +238,9 @@ class RpcServer:
     async def _async(self, fn: Callable[[str], None], arg: str) -> None:
         fn(arg)
 
+    def _job_done(self, task: asyncio.Task[Any]) -> None:
+        self._jobs -= 1
+
     def _enqueue(self, job: Callable[[], Awaitable[None]]) -> None:
         self._jobs += 1
         self._queue.put_nowait(job)
@@ -255,7 +258,8 @@ class RpcServer:
                 self.on_host_tool_update(frame)
                 return
             if isinstance(kind, str) and kind in CONTROL_COMMANDS:
-                self.spawn(self._run_command(frame))
+                self._jobs += 1  # an instant answer must not overtake it
+                self.spawn(self._run_command(frame)).add_done_callback(self._job_done)
                 return
             instant = self.instant.get(kind) if isinstance(kind, str) else None
             if instant is not None and self._jobs == 0:
