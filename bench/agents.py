@@ -82,7 +82,8 @@ def find_agents(names: list[str], peers: Path, profile: Path | None = None) -> l
     """The requested agents that can run here (xcsh always can).
 
     With ``profile``, xcsh runs under ``py-spy record`` (if installed in this venv), writing
-    collapsed stacks to ``profile/xcsh-<run>.txt`` (CPU figures then include py-spy's own).
+    collapsed stacks to ``profile/xcsh-<run>.txt``. The CPU and RSS figures of such a run are then
+    py-spy's own (the spawned process is py-spy), not the agent's: read only the profile.
     """
     ours: tuple[str, ...] = (sys.executable, "-m", "xcsh")
     if profile is not None:
