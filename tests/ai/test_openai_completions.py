@@ -184,6 +184,28 @@ async def test_garbage_sse_data_ends_as_malformed_response_error(fake: FakeLLM) 
     assert kinds(events)[-1] == "error"
 
 
+async def test_an_error_event_inside_the_stream_ends_as_an_error_with_its_message(fake: FakeLLM) -> None:
+    fake.script(garbage(b'data: {"error": {"message": "overloaded, try later"}}\n\n'))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "error"
+    assert "overloaded, try later" in message["errorMessage"]
+    assert kinds(events)[-1] == "error"
+
+
+async def test_chunk_fields_absent_from_the_stream_read_as_none(fake: FakeLLM) -> None:
+    """Chunks are read as views of their JSON: a minimal server's chunks still stream."""
+    body = (
+        b'data: {"choices": [{"delta": {"content": "plain"}}]}\n\n'
+        b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    fake.script(garbage(body))
+    events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
+    assert message["stopReason"] == "stop"
+    assert message["content"] == [{"type": "text", "text": "plain"}]
+    assert "text_delta" in kinds(events)
+
+
 async def test_abort_before_the_call_sends_no_request(fake: FakeLLM) -> None:
     controller = AbortController()
     controller.abort()

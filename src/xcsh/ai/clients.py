@@ -175,12 +175,14 @@ async def post_stream(client: Any, path: str, body: dict[str, Any], *, cast_to: 
 
 
 async def post_chat_completions(client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
-    """Stream ``POST /chat/completions`` (events: ``ChatCompletionChunk``)."""
-    from openai import AsyncStream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    """Stream ``POST /chat/completions``; chunks are attribute views of their JSON (plain_stream.py)."""
+    from openai.types.chat import ChatCompletion
 
-    stream_cls = AsyncStream[ChatCompletionChunk]
-    return await post_stream(client, "/chat/completions", body, cast_to=ChatCompletion, stream_cls=stream_cls)
+    from xcsh.ai.plain_stream import PlainChunkStream
+
+    return await post_stream(
+        client, "/chat/completions", body, cast_to=ChatCompletion, stream_cls=PlainChunkStream
+    )
 
 
 async def post_responses(client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
