@@ -414,3 +414,25 @@ async def test_a_small_model_s_edit_that_breaks_python_syntax_is_refused_and_the
     assert refused[1] and refused[2].startswith("Not applied: after this change inv.py would no longer parse")
     assert not done[1] and not ran[1]
     assert (workspace.proj / "inv.py").read_text() == source.replace("return count", "return count + 1")
+
+
+async def test_a_small_model_repeating_the_same_search_is_told_the_result_is_unchanged(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    fixed = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
+    fake_llm.script(
+        script.tool_calls(("c1", "grep", {"pattern": "add"})),
+        script.tool_calls(("c2", "grep", {"pattern": "add"})),  # the same look, nothing changed
+        script.tool_calls(("c3", "edit", {"edits": [fixed]})),
+        script.tool_calls(("c4", "grep", {"pattern": "return"})),
+        script.tool_calls(("c5", "grep", {"pattern": "add"})),  # after a change: a fresh look
+        script.text("Fixed add()."),
+        script.text("Fixed add() in calc.py."),  # after the verify nudge
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    texts = [r[2] for r in results(frames)]
+    assert not texts[0].startswith("You made") and texts[1].startswith(
+        "You made exactly this grep call once before and nothing has changed since"
+    )
+    assert texts[1].endswith(texts[0]) and not texts[4].startswith("You made")

@@ -112,15 +112,24 @@ def _paths_of(args: dict[str, Any]) -> list[str]:
 
 
 def earlier_failures(
-    messages: Sequence[AgentMessage], call: ToolCall, changes: Callable[[str], bool] = lambda name: False
+    messages: Sequence[AgentMessage],
+    call: ToolCall,
+    changes: Callable[[str], bool] = lambda name: False,
+    *,
+    failed_ones: bool = True,
 ) -> int:
     """How many earlier calls had ``call``'s tool and arguments and failed, with nothing changed since.
 
     Counting starts after the last successful call of a tool for which ``changes`` is true
     (one that may change files: running the same test again after an edit is no repeat).
+    With ``failed_ones=False`` the earlier identical calls that succeeded are counted instead.
     """
     ok = {m.get("toolCallId") for m in messages if m.get("role") == "toolResult" and not m.get("isError")}
-    failed = {m.get("toolCallId") for m in messages if m.get("role") == "toolResult" and m.get("isError")}
+    failed = (
+        ok
+        if not failed_ones
+        else {m.get("toolCallId") for m in messages if m.get("role") == "toolResult" and m.get("isError")}
+    )
     count = 0
     for message in messages:
         if message.get("role") != "assistant":
@@ -146,4 +155,14 @@ def repeat_note(name: str, times: int) -> str:
         f"You made exactly this {name} call {before}, with the same arguments, and it failed the same "
         "way. Repeating it cannot work: make a different call, with the arguments changed as the error "
         "below says (copy text exactly from it)."
+    )
+
+
+def same_result_note(name: str, times: int) -> str:
+    """The note put before the result of a look (read, grep …) already made ``times`` times."""
+    before = "once before" if times == 1 else f"{times} times before"
+    return (
+        f"You made exactly this {name} call {before} and nothing has changed since, so its result is "
+        "the same as before. Do not look again: use what you found (make the change, run the test, "
+        "or give your final answer)."
     )

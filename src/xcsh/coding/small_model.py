@@ -14,6 +14,9 @@ effect at once; other models are untouched):
   change things (concurrency ``exclusive``) in between, starts with
   ``recovery.repeat_note``: that it failed before, how often, and that only different
   arguments can work. Running the same failing test again after an edit is no repeat.
+  Likewise a look (a tool that changes nothing: read, grep, find) repeated with the same
+  arguments and nothing changed since starts with ``recovery.same_result_note``: the
+  result is the same as before, use it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import TextContent, ToolCall
-from xcsh.coding.recovery import earlier_failures, has_small_profile, repeat_note
+from xcsh.coding.recovery import earlier_failures, has_small_profile, repeat_note, same_result_note
 
 MAX_TOOL_CALLS = 25
 LIMIT_NOTE = (
@@ -51,10 +54,15 @@ def install(session: AgentSession, config: bool) -> None:
     async def annotate(call: ToolCall, result: AgentToolResult, is_error: bool) -> AgentToolResult | None:
         if not has_small_profile(session.model):
             return None
-        times = earlier_failures(session.messages, call, changes) if is_error else 0
-        head: list[TextContent] = (
-            [{"type": "text", "text": repeat_note(call["name"], times)}] if times else []
-        )
+        head: list[TextContent] = []
+        if is_error:
+            times = earlier_failures(session.messages, call, changes)
+            if times:
+                head.append({"type": "text", "text": repeat_note(call["name"], times)})
+        elif not changes(call["name"]):
+            times = earlier_failures(session.messages, call, changes, failed_ones=False)
+            if times:
+                head.append({"type": "text", "text": same_result_note(call["name"], times)})
         calls = _calls_this_prompt(session.messages) + 1
         if calls >= MAX_TOOL_CALLS:
             session.force_next_tool("none")
