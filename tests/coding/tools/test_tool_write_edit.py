@@ -336,3 +336,20 @@ async def test_the_guarded_write_refuses_content_that_breaks_a_json_file(tmp_pat
     ):
         await tool.execute("c1", {"path": "config.json", "content": broken}, None, lambda _: None)
     assert (tmp_path / "config.json").read_text() == config
+
+
+async def test_an_edit_call_with_several_failing_edits_reports_every_one(tmp_path: Path) -> None:
+    config = '{\n  "name": "svc",\n  "port": 8080,\n  "debug": true\n}\n'
+    (tmp_path / "config.json").write_text(config)
+    with pytest.raises(ToolError) as info:
+        await _edit(
+            tmp_path,
+            {"path": "config.json", "old_text": "port = 8080", "new_text": "port = 9090"},
+            {"path": "config.json", "old_text": '"name": "svc"', "new_text": '"name": "api"'},
+            {"path": "config.json", "old_text": "debug = True", "new_text": "debug = False"},
+        )
+    message = str(info.value)
+    assert message.startswith("2 of the 3 edits failed (edits[0], edits[2]), so no file was changed.\n\n")
+    assert "\n\nedits[0]: Could not find old_text in config.json." in message
+    assert '"old_text": "  \\"port\\": 8080,"' in message and '"old_text": "  \\"debug\\": true"' in message
+    assert (tmp_path / "config.json").read_text() == config

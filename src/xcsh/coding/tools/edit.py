@@ -3,7 +3,8 @@
 Contract: ``{edits: [{path, old_text, new_text, all?}]}``. Edits are applied in
 order (several may target one file; each sees the previous ones' result). Every
 edit of the call is validated in memory first; if any fails nothing is written and
-the error names the failing edit. Matching rules live in ``edit_match`` (exact,
+the error names the failing edit (every failing edit, each with its error, when several
+fail, so the caller can correct them all at once). Matching rules live in ``edit_match`` (exact,
 then whitespace-tolerant fuzzy at similarity ≥ 0.95; ambiguity needs ``all``).
 Line endings: CRLF files are matched as LF and written back as CRLF; a UTF-8 BOM is
 preserved. An edit whose ``old_text`` and ``new_text`` are identical changes nothing:
@@ -74,6 +75,7 @@ def _load(path: Path, shown: str) -> _FileEdit:
 
 def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
     files: dict[Path, _FileEdit] = {}
+    failures: list[tuple[str, str]] = []  # (label, error) of edits whose old_text did not match
     for index, edit in enumerate(edits):
         label = f"edits[{index}]"
         if not isinstance(edit, dict):
@@ -97,22 +99,34 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
             message = "old_text and new_text are identical, and " + not_found_message(
                 state.content, old_text, state.shown
             ).replace("Could not find", "could not find", 1)
-            raise ToolError(
-                message if len(edits) == 1 else f"{label} failed, so no file was changed. {message}"
-            )
+            failures.append((label, message))
+            continue
         try:
             result = replace_text(
                 state.content, old_text, new_text, path=state.shown, replace_all=bool(edit.get("all"))
             )
         except ToolError as exc:
-            if len(edits) == 1:
-                raise
-            raise ToolError(f"{label} failed, so no file was changed. {exc}") from exc
+            failures.append((label, str(exc)))
+            continue
         state.content = result.content
         state.replacements += result.count
         state.fuzzy = state.fuzzy or result.fuzzy
         state.edits.append(index)
+    if failures:
+        raise ToolError(_failure_text(failures, len(edits)))
     return list(files.values())
+
+
+def _failure_text(failures: list[tuple[str, str]], total: int) -> str:
+    """One failed edit: its error (named when the call had several); more: every one of them."""
+    if total == 1:
+        return failures[0][1]
+    if len(failures) == 1:
+        label, message = failures[0]
+        return f"{label} failed, so no file was changed. {message}"
+    labels = ", ".join(label for label, _ in failures)
+    details = "\n\n".join(f"{label}: {message}" for label, message in failures)
+    return f"{len(failures)} of the {total} edits failed ({labels}), so no file was changed.\n\n{details}"
 
 
 def _commit(files: list[_FileEdit]) -> None:
