@@ -219,7 +219,8 @@ def print_table(summary: dict[str, Any], model: str) -> None:
         f"{'all':<22} {'':<9} {summary['passed']:>3}/{summary['runs']:<2} "
         f"{summary['median_seconds']:>9} {summary['median_tokens']:>14}"
     )
-    print(f"pass rate {summary['pass_rate'] * 100:.0f}%, median {summary['median_seconds']} s per task")
+    # one decimal: 25/42 is 59.5 %, which must not print as 60 %
+    print(f"pass rate {summary['pass_rate'] * 100:.1f}%, median {summary['median_seconds']} s per task")
 
 
 async def main() -> int:

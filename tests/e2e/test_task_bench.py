@@ -87,7 +87,7 @@ def test_the_benchmark_command_reports_pass_rate_time_and_tokens_per_task(
         command, env=workspace.env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert "pass rate 50%" in done.stdout
+    assert "pass rate 50.0%" in done.stdout
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["model"] == "fake/fake-model" and report["reps"] == 2
     assert report["summary"]["passed"] == 1 and report["summary"]["runs"] == 2
