@@ -436,3 +436,27 @@ async def test_a_small_model_repeating_the_same_search_is_told_the_result_is_unc
         "You made exactly this grep call once before and nothing has changed since"
     )
     assert texts[1].endswith(texts[0]) and not texts[4].startswith("You made")
+
+
+async def test_a_small_model_that_rewrites_a_file_with_its_own_content_twice_is_told_to_answer(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    content = "MAX_RETRIES = 5\nTIMEOUT_SECONDS = 10\nBASE_URL = 'http://localhost:8000'\nDEBUG = False\n"
+    (workspace.proj / "settings.py").write_text(content)
+    same = {"path": "settings.py", "content": content}
+    fake_llm.script(
+        script.tool_calls(("c1", "write", same)),  # changes nothing: told so, goes on
+        script.tool_calls(("c2", "read", {"path": "settings.py"})),
+        script.tool_calls(("c3", "write", same)),  # the second: must answer now
+        script.text("MAX_RETRIES is already 5 in settings.py."),
+    )
+    args = [*small_model(workspace, fake_llm)[:-1], "read,edit,write,bash,grep,find"]
+    frames = await run(workspace, args, "Set MAX_RETRIES to 5 in settings.py")
+    first, _, second = results(frames)
+    assert not first[1] and "nothing changed" in first[2] and "changed nothing" not in first[2]
+    assert not second[1] and second[2].endswith(
+        "That is 2 calls for this request that changed nothing. Stop calling tools and answer now: "
+        "say what you changed or found, and what is left to do."
+    )
+    assert [r.json.get("tool_choice") for r in fake_llm.requests] == ["required", None, None, "none"]
+    assert (workspace.proj / "settings.py").read_text() == content

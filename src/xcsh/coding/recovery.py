@@ -18,7 +18,7 @@ failed in this conversation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from xcsh.agent.loop import RecoveryTurn
@@ -78,9 +78,16 @@ def recovery_message(
 
 
 def changed_since_last_run(run: list[AgentMessage]) -> list[str]:
-    """Files changed by successful edit/write calls in ``run`` after its last ``bash`` call."""
+    """Files changed by successful edit/write calls in ``run`` after its last ``bash`` call.
+
+    A call whose result reports that it changed nothing (``details.unchanged``) changed no file.
+    """
     paths: dict[str, None] = {}
-    ok = {m.get("toolCallId") for m in run if m.get("role") == "toolResult" and not m.get("isError")}
+    ok = {
+        m.get("toolCallId")
+        for m in run
+        if m.get("role") == "toolResult" and not m.get("isError") and not reports_unchanged(m)
+    }
     for message in run:
         if message.get("role") != "assistant":
             continue
@@ -97,6 +104,12 @@ def changed_since_last_run(run: list[AgentMessage]) -> list[str]:
 
 
 _CHANGING_TOOLS = ("edit", "write")
+
+
+def reports_unchanged(result: Mapping[str, Any]) -> bool:
+    """Whether a tool result (or toolResult message) says it changed nothing (``details.unchanged``)."""
+    details = result.get("details")
+    return isinstance(details, dict) and details.get("unchanged") is True
 
 
 def _paths_of(args: dict[str, Any]) -> list[str]:

@@ -9,6 +9,10 @@ effect at once; other models are untouched):
 - **Bounded runs**: after ``MAX_TOOL_CALLS`` tool calls for one prompt, the last result
   says so and the next model call may only answer (``tool_choice: none``), so a model
   that loops ends with a report instead of running until someone stops it.
+- **Nothing changed, twice**: the second successful call in one prompt that reports it
+  changed nothing (``details.unchanged``: a ``write`` of a file's current content) ends the
+  tool calls like the bound above: a model that rewrites the same file over and over (seen
+  on the task benchmark, 15 identical writes until the timeout) answers instead.
 - **Repeats named**: the error of a call identical to one that already failed in this
   conversation (same tool, same arguments), with no successful call of a tool that may
   change things (concurrency ``exclusive``) in between, starts with
@@ -21,17 +25,28 @@ effect at once; other models are untouched):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import TextContent, ToolCall
-from xcsh.coding.recovery import earlier_failures, has_small_profile, repeat_note, same_result_note
+from xcsh.coding.recovery import (
+    earlier_failures,
+    has_small_profile,
+    repeat_note,
+    reports_unchanged,
+    same_result_note,
+)
 
 MAX_TOOL_CALLS = 25
 LIMIT_NOTE = (
     "You have made {n} tool calls for this request, the most allowed. Answer now: say what you "
     "changed or found, and what is left to do."
+)
+MAX_UNCHANGED = 2
+UNCHANGED_NOTE = (
+    "That is {n} calls for this request that changed nothing. Stop calling tools and answer now: "
+    "say what you changed or found, and what is left to do."
 )
 
 if TYPE_CHECKING:
@@ -64,11 +79,14 @@ def install(session: AgentSession, config: bool) -> None:
             if times:
                 head.append({"type": "text", "text": same_result_note(call["name"], times)})
         calls = _calls_this_prompt(session.messages) + 1
-        if calls >= MAX_TOOL_CALLS:
+        unchanged = _unchanged_this_prompt(session.messages) + (0 if is_error else _unchanged(result))
+        if calls >= MAX_TOOL_CALLS or unchanged >= MAX_UNCHANGED:
             session.force_next_tool("none")
-        tail: list[TextContent] = (
-            [{"type": "text", "text": LIMIT_NOTE.format(n=calls)}] if calls == MAX_TOOL_CALLS else []
-        )
+        tail: list[TextContent] = []
+        if calls == MAX_TOOL_CALLS:
+            tail.append({"type": "text", "text": LIMIT_NOTE.format(n=calls)})
+        elif unchanged == MAX_UNCHANGED and not is_error and _unchanged(result):
+            tail.append({"type": "text", "text": UNCHANGED_NOTE.format(n=unchanged)})
         if not (head or tail):
             return None
         noted: AgentToolResult = {**result}
@@ -93,4 +111,21 @@ def _calls_this_prompt(messages: Sequence[AgentMessage]) -> int:
             break
         if role == "toolResult":
             count += 1
+    return count
+
+
+def _unchanged(result: Mapping[str, Any]) -> int:
+    """1 when a successful tool result reports that it changed nothing, else 0."""
+    return 1 if reports_unchanged(result) else 0
+
+
+def _unchanged_this_prompt(messages: Sequence[AgentMessage]) -> int:
+    """Successful tool results since the last user message that changed nothing."""
+    count = 0
+    for message in reversed(messages):
+        role = message.get("role")
+        if role == "user":
+            break
+        if role == "toolResult" and not message.get("isError"):
+            count += _unchanged(message)
     return count

@@ -14,7 +14,7 @@ whitespace). Small models use ``write`` to "edit" a file and keep only the line 
 changed; the error says that write replaces the whole file, shows the current content
 (up to 60 lines) and points to ``edit``. A complete rewrite that keeps most lines passes.
 With the guard, a write of the file's current content (trailing whitespace aside) says
-that nothing changed and how to add code,
+that nothing changed and how to add code (``details.unchanged`` is true),
 and a write that breaks the syntax of a Python or JSON file that parsed is refused
 (``xcsh.coding.tools.syntax_guard``).
 """
@@ -140,13 +140,14 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
                 raise ToolError(broken)
         await asyncio.to_thread(_write, path, shown, content)
         text = f"Successfully wrote {len(content)} bytes to {raw_path}"
-        if same:
-            text += (
-                ". The file already had this content: nothing changed. To add code, write the complete "
-                "content including the new code, or use edit with old_text = the file's last lines and "
-                "new_text = those lines followed by the new code."
-            )
-        return {"content": [{"type": "text", "text": text}]}
+        if not same:
+            return {"content": [{"type": "text", "text": text}]}
+        text += (
+            ". The file already had this content: nothing changed. To add code, write the complete "
+            "content including the new code, or use edit with old_text = the file's last lines and "
+            "new_text = those lines followed by the new code."
+        )
+        return {"content": [{"type": "text", "text": text}], "details": {"unchanged": True}}
 
     return AgentTool(
         name="write",
