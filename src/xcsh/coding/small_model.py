@@ -25,8 +25,8 @@ effect at once; other models are untouched):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import TextContent, ToolCall
@@ -78,14 +78,15 @@ def install(session: AgentSession, config: bool) -> None:
             times = earlier_failures(session.messages, call, changes, failed_ones=False)
             if times:
                 head.append({"type": "text", "text": same_result_note(call["name"], times)})
-        calls = _calls_this_prompt(session.messages) + 1
-        unchanged = _unchanged_this_prompt(session.messages) + (0 if is_error else _unchanged(result))
+        made, unchanged = _this_prompt(session.messages)
+        this_unchanged = not is_error and reports_unchanged(result)
+        calls, unchanged = made + 1, unchanged + this_unchanged
         if calls >= MAX_TOOL_CALLS or unchanged >= MAX_UNCHANGED:
             session.force_next_tool("none")
         tail: list[TextContent] = []
         if calls == MAX_TOOL_CALLS:
             tail.append({"type": "text", "text": LIMIT_NOTE.format(n=calls)})
-        elif unchanged == MAX_UNCHANGED and not is_error and _unchanged(result):
+        elif unchanged == MAX_UNCHANGED and this_unchanged:
             tail.append({"type": "text", "text": UNCHANGED_NOTE.format(n=unchanged)})
         if not (head or tail):
             return None
@@ -102,30 +103,14 @@ def install(session: AgentSession, config: bool) -> None:
     session.hooks.after_tool_call.append(annotate)
 
 
-def _calls_this_prompt(messages: Sequence[AgentMessage]) -> int:
-    """Tool results since the last user message (the calls made for the current prompt)."""
-    count = 0
-    for message in reversed(messages):
+def _this_prompt(messages: Sequence[AgentMessage]) -> tuple[int, int]:
+    """Tool results since the last user message: (all of them, the successful ones that changed nothing)."""
+    calls = unchanged = 0
+    for message in messages[::-1]:
         role = message.get("role")
         if role == "user":
             break
         if role == "toolResult":
-            count += 1
-    return count
-
-
-def _unchanged(result: Mapping[str, Any]) -> int:
-    """1 when a successful tool result reports that it changed nothing, else 0."""
-    return 1 if reports_unchanged(result) else 0
-
-
-def _unchanged_this_prompt(messages: Sequence[AgentMessage]) -> int:
-    """Successful tool results since the last user message that changed nothing."""
-    count = 0
-    for message in reversed(messages):
-        role = message.get("role")
-        if role == "user":
-            break
-        if role == "toolResult" and not message.get("isError"):
-            count += _unchanged(message)
-    return count
+            calls += 1
+            unchanged += not message.get("isError") and reports_unchanged(message)
+    return calls, unchanged
