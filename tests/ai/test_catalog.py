@@ -142,6 +142,7 @@ def test_local_model_is_keyless_and_last_in_registry_order() -> None:
         "contextWindow": 32768,
         "maxTokens": 4096,
         "compat": {"constrainedToolCalls": True, "promptProfile": "small"},
+        "sampling": {"temperature": 0.2},
     }
     local = provider_info("local")
     assert local is not None and local.keyless and local.fallback

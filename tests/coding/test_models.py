@@ -197,6 +197,37 @@ providers:
     assert "anthropic/claude-next" in keys(reg.available_models())
 
 
+def test_sampling_in_models_yml_is_kept_on_new_models_and_merged_into_catalogue_entries(
+    tmp_path: Path,
+) -> None:
+    yml = """\
+providers:
+  anthropic:
+    models:
+      - id: claude-sonnet-4-6
+        sampling: {topK: 40}
+  llamacpp:
+    baseUrl: http://127.0.0.1:9/v1
+    api: openai-completions
+    auth: none
+    models:
+      - id: coder
+        sampling: {temperature: 0.3, topP: 0.9, topK: 20, minP: 0.05, repeatPenalty: 1.05}
+"""
+    reg = registry(tmp_path, yml)
+    coder = reg.find("llamacpp", "coder")
+    assert coder is not None
+    assert coder["sampling"] == {
+        "temperature": 0.3,
+        "topP": 0.9,
+        "topK": 20,
+        "minP": 0.05,
+        "repeatPenalty": 1.05,
+    }
+    sonnet = reg.find("anthropic", "claude-sonnet-4-6")
+    assert sonnet is not None and sonnet["sampling"] == {"topK": 40}
+
+
 # ---- broken files ---------------------------------------------------------------------
 def test_yaml_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
     message = load_error(tmp_path, "providers:\n  fake:\n    baseUrl: [unclosed\n    api: x\n")
@@ -258,6 +289,21 @@ def test_json_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
             "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
             "    models: [{id: m, cost: {input: free}}]\n",
             "providers.p.models[0].cost.input must be a non-negative number",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, sampling: {temperature: 3}}]\n",
+            "providers.p.models[0].sampling.temperature must be a number in 0.0..2.0, got 3",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, sampling: {topK: 2.5}}]\n",
+            "providers.p.models[0].sampling.topK must be an integer >= 1, got 2.5",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, sampling: {temprature: 0.5}}]\n",
+            "providers.p.models[0].sampling: unknown key 'temprature'",
         ),
         ("providers:\n  p:\n    auth: maybe\n", "providers.p.auth must be 'apiKey' or 'none'"),
         (

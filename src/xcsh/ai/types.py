@@ -144,6 +144,21 @@ class ModelThinking(TypedDict):
     mode: str
 
 
+class ModelSampling(TypedDict, total=False):
+    """A model's tuned sampling defaults (``sampling`` in its catalogue or models.yml entry).
+
+    ``temperature`` and ``topP`` are understood by every API; ``topK`` by Anthropic, Google and
+    OpenAI-compatible local servers; ``minP`` and ``repeatPenalty`` by llama.cpp, vLLM and Ollama
+    (OpenAI chat-completions wire only). A call's own ``temperature`` option wins.
+    """
+
+    temperature: float
+    topP: float
+    topK: int
+    minP: float
+    repeatPenalty: float
+
+
 class Model(TypedDict):
     """A model of the registry, in the reference's wire shape."""
 
@@ -160,6 +175,7 @@ class Model(TypedDict):
     headers: NotRequired[dict[str, str]]
     thinking: NotRequired[ModelThinking]
     compat: NotRequired[dict[str, Any]]
+    sampling: NotRequired[ModelSampling]
     contextPromotionTarget: NotRequired[str]
     priority: NotRequired[int]
 

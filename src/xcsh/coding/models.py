@@ -327,7 +327,7 @@ def _apply_provider(model: Model, provider: CustomProvider) -> None:
 def _overlay(model: Model, definition: dict[str, object]) -> None:
     target: dict[str, object] = model  # type: ignore[assignment]  # a Model is a dict with known keys
     for key, value in definition.items():
-        if key in ("headers", "compat") and isinstance(value, dict):
+        if key in ("headers", "compat", "sampling") and isinstance(value, dict):
             current = target.get(key)
             target[key] = {**(current if isinstance(current, dict) else {}), **value}
         elif key != "id":
@@ -350,7 +350,7 @@ def _new_model(provider: CustomProvider, definition: dict[str, object]) -> Model
         "contextWindow": definition.get("contextWindow", _CUSTOM_DEFAULTS["contextWindow"]),
         "maxTokens": definition.get("maxTokens", _CUSTOM_DEFAULTS["maxTokens"]),
     }
-    for key in ("thinking", "contextPromotionTarget", "priority"):
+    for key in ("thinking", "contextPromotionTarget", "priority", "sampling"):
         if key in definition:
             raw[key] = definition[key]
     headers = {**provider.headers, **_dict(definition.get("headers"))}

@@ -243,6 +243,35 @@ def _model(entry: Any, where: str) -> dict[str, Any]:
         out["compat"] = _mapping(entry["compat"], f"{where}.compat")
     if "priority" in entry:
         out["priority"] = _positive_int(entry["priority"], f"{where}.priority")
+    if "sampling" in entry:
+        out["sampling"] = _sampling(entry["sampling"], f"{where}.sampling")
+    return out
+
+
+# each sampling key: the type it takes and its allowed range (inclusive low, high or None)
+_SAMPLING_KEYS: dict[str, tuple[type, float, float | None]] = {
+    "temperature": (float, 0.0, 2.0),
+    "topP": (float, 0.0, 1.0),
+    "topK": (int, 1, None),
+    "minP": (float, 0.0, 1.0),
+    "repeatPenalty": (float, 0.0, None),
+}
+
+
+def _sampling(value: Any, where: str) -> dict[str, float | int]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"{where} must be a mapping of {', '.join(_SAMPLING_KEYS)}, got {_kind(value)}")
+    out: dict[str, float | int] = {}
+    for key, setting in value.items():
+        if key not in _SAMPLING_KEYS:
+            raise _Invalid(f"{where}: unknown key {key!r} (expected {', '.join(_SAMPLING_KEYS)})")
+        kind, low, high = _SAMPLING_KEYS[key]
+        numeric = isinstance(setting, int) if kind is int else isinstance(setting, (int, float))
+        if isinstance(setting, bool) or not numeric or setting < low or (high is not None and setting > high):
+            span = f"in {low}..{high}" if high is not None else f">= {low}"
+            noun = "an integer" if kind is int else "a number"
+            raise _Invalid(f"{where}.{key} must be {noun} {span}, got {setting!r}")
+        out[key] = setting
     return out
 
 

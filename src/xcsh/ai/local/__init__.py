@@ -13,12 +13,15 @@ import os
 import sys
 from pathlib import Path
 
-from xcsh.ai.types import Model
+from xcsh.ai.types import Model, ModelSampling
 
 INSTALL_HINT = "pip install 'xcsh[local]'"
 PROVIDER = "local"
 API = "local-llamacpp"
 DEFAULT_MODEL_ID = "qwen2.5-coder-1.5b-instruct"
+# Tuned on the task benchmark (docs/local-model.md, "Sampling"): the server's defaults
+# (temperature 0.8) let the 1.5B model skip steps ("ran it" without running it).
+SAMPLING: ModelSampling = {"temperature": 0.2}
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -129,4 +132,5 @@ def default_model(context_window: int = 32768) -> Model:
         "contextWindow": context_window,
         "maxTokens": 4096,
         "compat": {"constrainedToolCalls": True, "promptProfile": "small"},
+        "sampling": ModelSampling(**SAMPLING),
     }

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import anthropic_client, post_messages
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import (
     AssistantMessage,
@@ -238,8 +239,10 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
         if options.tool_choice:
             body["tool_choice"] = _tool_choice(options.tool_choice)
     _apply_thinking(body, model, options)
-    if options.temperature is not None and "thinking" not in body:
-        body["temperature"] = options.temperature  # with thinking on, only the default is accepted
+    sampling = resolve_sampling(model, options)
+    if "thinking" not in body:  # with thinking on, the API accepts only its default sampling
+        fields = {"temperature": sampling.temperature, "top_p": sampling.top_p, "top_k": sampling.top_k}
+        body.update({key: value for key, value in fields.items() if value is not None})
     return body
 
 

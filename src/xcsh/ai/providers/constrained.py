@@ -18,6 +18,7 @@ from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import openai_client, post_chat_completions
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.constrained_stream import ConstrainedDecoder
+from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import AssistantMessage, Context, Model, Tool, ToolResultMessage
 
@@ -339,8 +340,7 @@ def build_request(
     if flags.get("supportsUsageInStreaming", True):
         body["stream_options"] = {"include_usage": True}
     body[flags.get("maxTokensField", "max_tokens")] = options.max_tokens or min(model["maxTokens"], 32000)
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
+    body.update(chat_completions_fields(resolve_sampling(model, options)))
     return body
 
 

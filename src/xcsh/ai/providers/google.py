@@ -24,6 +24,7 @@ from typing import Any, cast
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import google_client
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
 
@@ -186,8 +187,9 @@ def build_config(model: Model, context: Context, options: StreamOptions) -> dict
     }
     if context.get("systemPrompt"):
         config["system_instruction"] = context["systemPrompt"]
-    if options.temperature is not None:
-        config["temperature"] = options.temperature
+    sampling = resolve_sampling(model, options)
+    tuned = {"temperature": sampling.temperature, "top_p": sampling.top_p, "top_k": sampling.top_k}
+    config.update({key: value for key, value in tuned.items() if value is not None})
     tools = context.get("tools") or []
     if tools:
         config["tools"] = [

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.local import DEFAULT_MODEL_ID
+from xcsh.ai.local import DEFAULT_MODEL_ID, default_model
 from xcsh.ai.local.runtime import RuntimeSpec, ensure_runtime
 from xcsh.ai.local.weights import LocalModelError, ensure_weights
 from xcsh.ai.options import StreamOptions
@@ -21,8 +21,6 @@ from xcsh.ai.providers import openai_completions
 from xcsh.ai.types import Context, Model
 
 MAX_CONTEXT_WINDOW = 32768
-# The server's default (0.8) lets a 1.5B model skip steps ("ran it" without running it).
-DEFAULT_TEMPERATURE = 0.2
 
 # What the llama.cpp server understands; explicit so no detection by name or URL applies.
 LOCAL_COMPAT: dict[str, object] = {
@@ -73,12 +71,12 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
         "baseUrl": f"{endpoint.url}/v1",
         "reasoning": False,
         "compat": {**model.get("compat", {}), **LOCAL_COMPAT},
+        # an entry without tuned sampling (a .gguf path) gets the embedded model's, not the
+        # server's defaults, which are tuned for chat rather than tool use
+        "sampling": model.get("sampling") or default_model()["sampling"],
     }
     # A fresh loopback connection per request: the embedded server closes kept-alive
     # connections after a few requests, and reusing one it just closed fails the call.
     headers = {**options.headers, "Connection": "close"}
-    temperature = DEFAULT_TEMPERATURE if options.temperature is None else options.temperature
-    local_options = dataclasses.replace(
-        options, api_key=endpoint.api_key, reasoning=None, headers=headers, temperature=temperature
-    )
+    local_options = dataclasses.replace(options, api_key=endpoint.api_key, reasoning=None, headers=headers)
     await openai_completions.run(served, context, local_options, builder)

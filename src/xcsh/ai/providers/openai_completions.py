@@ -9,6 +9,7 @@ from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import openai_client, post_chat_completions
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
+from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import AssistantMessage, Context, Model, StopReason, ToolResultMessage
 
@@ -106,8 +107,7 @@ def build_request(
         body["stream_options"] = {"include_usage": True}
     max_tokens = options.max_tokens or min(model["maxTokens"], 32000)
     body[flags["maxTokensField"]] = max_tokens
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
+    body.update(chat_completions_fields(resolve_sampling(model, options)))
     if flags["supportsStore"]:
         body["store"] = False
     tools = context.get("tools") or []

@@ -19,6 +19,7 @@ from typing import Any, cast
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import openai_client, post_responses
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
 
@@ -173,8 +174,11 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
     }
     if context.get("systemPrompt"):
         body["instructions"] = context["systemPrompt"]
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
+    sampling = resolve_sampling(model, options)
+    if sampling.temperature is not None:
+        body["temperature"] = sampling.temperature
+    if sampling.top_p is not None:
+        body["top_p"] = sampling.top_p
     if options.session_id:
         body["prompt_cache_key"] = options.session_id
     tools = context.get("tools") or []
