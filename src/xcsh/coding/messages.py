@@ -21,6 +21,7 @@ from xcsh.agent.types import (
     PythonExecutionMessage,
     UserMessage,
 )
+from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.types import ImageContent, Message, TextContent, ToolResultMessage, UserContent
 
 COMPACTION_PREAMBLE = (
@@ -155,9 +156,26 @@ def to_llm_message(message: AgentMessage) -> Message | None:
 
 
 def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
-    """The live context → what the model is sent."""
+    """The live context → what the model is sent.
+
+    The converted form of the history up to its newest assistant message is remembered
+    (:class:`~xcsh.ai.prefix_cache.PrefixCache`): messages are recognised by identity, and
+    a changed message is always a new object (pruning and compaction replace messages).
+    """
+    return _CONVERTED(messages)
+
+
+def _convert_uncached(messages: Sequence[AgentMessage], _params: object = None) -> list[Message]:
     converted = [m for m in (to_llm_message(x) for x in messages) if m is not None]
     return _merge_user_text(_repair_pairs(converted))
+
+
+def _starts_turn(message: AgentMessage) -> bool:
+    # before an assistant message no tool-call pairing, user-text merging or other state carries over
+    return message.get("role") == "assistant"
+
+
+_CONVERTED: PrefixCache[AgentMessage, Message] = PrefixCache(_convert_uncached, _starts_turn)
 
 
 def _repair_pairs(messages: list[Message]) -> list[Message]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import anthropic_client, post_messages
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import (
@@ -133,10 +135,19 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
 
 
 def convert_messages(messages: list[Message], model: Model) -> list[dict[str, Any]]:
-    """Conversation → Anthropic ``messages``; consecutive tool results share one user message."""
+    """Conversation → Anthropic ``messages``; consecutive tool results share one user message.
+
+    The converted form is remembered up to the newest assistant message
+    (:class:`~xcsh.ai.prefix_cache.PrefixCache`); its items are shared between calls and
+    must not be changed in place.
+    """
+    return _HISTORY(messages, (model["provider"], model["id"], "image" in model["input"]), model)
+
+
+def _convert_history(messages: Sequence[Message], model: Model) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     previous_role = ""
-    for message in transform_messages(messages, model, normalize_tool_call_id):
+    for message in transform_messages(list(messages), model, normalize_tool_call_id):
         role = message["role"]
         if role in ("user", "developer"):
             blocks = _user_blocks(cast(Any, message)["content"], model)
@@ -156,13 +167,23 @@ def convert_messages(messages: list[Message], model: Model) -> list[dict[str, An
     return out
 
 
+def _starts_turn(message: Message) -> bool:
+    # before an assistant message no tool results are pending or grouped (transform_messages too)
+    return message["role"] == "assistant"
+
+
+_HISTORY: PrefixCache[Message, dict[str, Any]] = PrefixCache(_convert_history, _starts_turn)
+
+
 def _mark_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
     """Cache the conversation prefix up to the last user message's last block."""
     if not messages or messages[-1]["role"] != "user":
         return
-    content = messages[-1]["content"]
-    if content:
-        content[-1]["cache_control"] = dict(CACHE_CONTROL)
+    last = messages[-1]
+    content = last["content"]
+    if content:  # copies: the converted messages are remembered (convert_messages)
+        marked = {**content[-1], "cache_control": dict(CACHE_CONTROL)}
+        messages[-1] = {**last, "content": [*content[:-1], marked]}
 
 
 def _tool_choice(choice: str) -> dict[str, Any]:

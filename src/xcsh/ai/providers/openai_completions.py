@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import openai_client, post_chat_completions
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
 from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
-from xcsh.ai.types import AssistantMessage, Context, Model, StopReason, ToolResultMessage
+from xcsh.ai.types import AssistantMessage, Context, Message, Model, StopReason, ToolResultMessage
 
 _FINISH: dict[str, StopReason] = {
     "stop": "stop",
@@ -43,12 +45,32 @@ def _user_content(content: Any, model: Model) -> Any:
 
 
 def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> list[dict[str, Any]]:
-    """Context → chat-completions ``messages`` (system prompt first)."""
+    """Context → chat-completions ``messages`` (system prompt first).
+
+    The history's converted form is remembered up to its newest assistant message
+    (:class:`~xcsh.ai.prefix_cache.PrefixCache`, keyed by everything the conversion reads).
+    """
     out: list[dict[str, Any]] = []
     if context.get("systemPrompt"):
         role = "developer" if flags["supportsDeveloperRole"] and model["reasoning"] else "system"
         out.append({"role": role, "content": context["systemPrompt"]})
-    messages = transform_messages(context["messages"], model, tool_call_id_normalizer(flags))
+    key = (
+        model["provider"],
+        model["id"],
+        "image" in model["input"],
+        bool(flags["supportsDeveloperRole"]),
+        flags.get("toolCallIdFormat"),
+    )
+    out.extend(_HISTORY(context["messages"], key, (model, flags)))
+    return out
+
+
+def _convert_history(
+    messages: Sequence[Message], params: tuple[Model, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    model, flags = params
+    out: list[dict[str, Any]] = []
+    messages = transform_messages(list(messages), model, tool_call_id_normalizer(flags))
     pending_images: list[dict[str, Any]] = []
     for message in messages:
         role = message["role"]
@@ -79,6 +101,14 @@ def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> l
             {"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]}
         )
     return out
+
+
+def _starts_turn(message: Message) -> bool:
+    # before an assistant message no pending tool result or image carries over (transform_messages too)
+    return message["role"] == "assistant"
+
+
+_HISTORY: PrefixCache[Message, dict[str, Any]] = PrefixCache(_convert_history, _starts_turn)
 
 
 def _assistant(message: AssistantMessage) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,6 +30,7 @@ from xcsh.ai.abort import AbortController
 from xcsh.ai.errors import is_context_overflow
 from xcsh.ai.types import Model
 from xcsh.coding.auto_settings import auto_compaction_enabled
+from xcsh.coding.compaction.facts import latest_summary_time
 from xcsh.coding.compaction.prepare import (
     AlreadyCompactedError,
     CompactionError,
@@ -40,7 +41,8 @@ from xcsh.coding.compaction.prune import (
     MINIMUM_SAVINGS,
     PROTECT_TOKENS,
     PruneSettings,
-    prune_tool_outputs,
+    apply_pruning,
+    plan_pruning,
     savings_since,
 )
 from xcsh.coding.compaction.summarize import CompactionCancelledError, CompactionResult, Summarizer
@@ -88,12 +90,10 @@ def _number(value: Any) -> float:
     return -1.0
 
 
-def _is_before_compaction(message: AgentMessage, context: list[AgentMessage]) -> bool:
+def _is_before_compaction(message: AgentMessage, context: Sequence[AgentMessage]) -> bool:
     """True when ``message`` predates the latest compaction of the live context."""
-    summary = next((m for m in reversed(context) if m.get("role") == "compactionSummary"), None)
-    if summary is None:
-        return False
-    return int(message.get("timestamp") or 0) < int(summary.get("timestamp") or 0)
+    summarised = latest_summary_time(context)
+    return summarised is not None and int(message.get("timestamp") or 0) < summarised
 
 
 class Compactor:
@@ -222,8 +222,11 @@ class Compactor:
         """Prune old tool outputs of the live context and the session file (§7.2)."""
         session = self._session
         context = list(session.messages)
+        plan = plan_pruning(context, self._prune_settings())
+        if not plan.outputs:
+            return
         try:
-            plan = prune_tool_outputs(context, session.store, self._prune_settings())
+            apply_pruning(plan, context, session.store)
         except SessionWriteError:
             # memory is pruned below; the store latched the error and reports it on the next write
             logger.warning("could not rewrite the session file after pruning tool outputs", exc_info=True)

@@ -16,16 +16,20 @@ store, which rewrites the session file atomically.
 from __future__ import annotations
 
 import logging
-import math
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from xcsh.agent.types import AgentMessage, ToolResultMessage
-from xcsh.coding.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
-from xcsh.coding.sessions.context import content_text
+from xcsh.coding.compaction.facts import (
+    notice_saving,
+    prunable_savings,
+    pruned_notice,
+    pruned_since,
+    pruning_saving,
+)
+from xcsh.coding.compaction.tokens import estimate_tokens
 from xcsh.coding.sessions.entries import SessionEntry
 from xcsh.coding.sessions.store import SessionStore
 
@@ -34,8 +38,6 @@ logger = logging.getLogger(__name__)
 PROTECT_TOKENS = 40_000
 MINIMUM_SAVINGS = 20_000
 PROTECTED_TOOLS = frozenset({"read", "skill"})
-
-_NOTICE = re.compile(r"\[Output truncated - (\d+) tokens\]")
 
 
 @dataclass(slots=True, kw_only=True, frozen=True)
@@ -70,22 +72,18 @@ class PrunePlan:
         return sum(o.saving for o in self.outputs)
 
 
-def pruned_notice(tokens: int) -> str:
-    """The text that replaces a pruned output of ``tokens`` estimated tokens."""
-    return f"[Output truncated - {tokens} tokens]"
-
-
-def pruning_saving(tokens: int) -> int:
-    """Tokens saved by replacing an output of ``tokens`` with its notice (never negative)."""
-    return max(0, tokens - math.ceil(len(pruned_notice(tokens)) / CHARS_PER_TOKEN))
-
-
 def _is_tool_result(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "toolResult"
 
 
 def plan_pruning(messages: Sequence[Mapping[str, Any]], settings: PruneSettings) -> PrunePlan:
-    """Which tool results of ``messages`` (a live context, oldest first) to prune. Pure."""
+    """Which tool results of ``messages`` (a live context, oldest first) to prune. Pure.
+
+    Without walking the context when even pruning every unpruned, unprotected tool
+    result would save less than ``minimum_savings`` (:func:`.facts.prunable_savings`).
+    """
+    if prunable_savings(messages, settings.protected_tools) < settings.minimum_savings:
+        return PrunePlan()
     seen = 0
     candidates: list[PrunedOutput] = []
     for index in range(len(messages) - 1, -1, -1):
@@ -120,6 +118,8 @@ def savings_since(messages: Sequence[Mapping[str, Any]], message: Mapping[str, A
     were counted in full by that usage, so their savings come off its context size.
     """
     created = int(message.get("timestamp") or 0)
+    if not pruned_since(messages, created):
+        return 0
     saved = 0
     for other in messages:
         if other is message:
@@ -127,9 +127,7 @@ def savings_since(messages: Sequence[Mapping[str, Any]], message: Mapping[str, A
         pruned_at = other.get("prunedAt")
         if not _is_tool_result(other) or not isinstance(pruned_at, int | float) or pruned_at < created:
             continue
-        found = _NOTICE.fullmatch(content_text(other.get("content")))
-        if found is not None:
-            saved += pruning_saving(int(found.group(1)))
+        saved += notice_saving(other) or 0
     return saved
 
 

@@ -1,0 +1,122 @@
+"""Memoised conversion of a growing message history (docs/performance.md, profile 15).
+
+A conversation is converted for the model on every request, and between two requests it
+usually only grows at the end. :class:`PrefixCache` keeps the converted form of the
+history up to its newest *cut* and converts only what follows.
+
+Contract of the wrapped ``convert(items, params)``: it is a pure function of the items'
+contents and of ``params``, which the caller's ``key`` determines completely, and
+``convert(a + b) == convert(a) + convert(b)`` whenever ``b`` starts with an item for which
+``is_cut`` is true (the conversion carries no state across a cut and looks neither back
+nor ahead across it). Items are recognised by identity, so items that are reused from the
+cache must never be changed in place: a changed message is a new object (pruning,
+compaction and branch switches replace messages, never mutate them). The converted
+items are shared between calls, so callers must not change them in place either.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from operator import is_
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(slots=True)
+class _Entry(Generic[T, R]):
+    key: Hashable
+    inputs: list[T] = field(default_factory=list)
+    outputs: list[R] = field(default_factory=list)
+    # (len(inputs), len(outputs)) at every cut taken, ascending; (0, 0) first
+    cuts: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
+
+    def truncate(self, index: int) -> None:
+        """Keep the prefix up to cut number ``index``."""
+        n_in, n_out = self.cuts[index]
+        del self.inputs[n_in:], self.outputs[n_out:], self.cuts[index + 1 :]
+
+
+class PrefixCache(Generic[T, R]):
+    """``convert`` memoised over the longest unchanged prefix of its input (see the module docstring).
+
+    Up to ``slots`` histories are remembered at once (per ``key``; several sessions or
+    models in one process), the least recently used is dropped first.
+    """
+
+    def __init__(
+        self, convert: Callable[[Sequence[T], Any], list[R]], is_cut: Callable[[T], bool], *, slots: int = 4
+    ) -> None:
+        self._convert = convert
+        self._is_cut = is_cut
+        self._slots = slots
+        self._entries: list[_Entry[T, R]] = []
+
+    def __call__(self, items: Sequence[T], key: Hashable = None, params: Any = None) -> list[R]:
+        """``convert(items, params)``, reusing the converted prefix of an earlier call with the same
+        ``key`` where it still holds."""
+        entry = self._reusable(items, key)
+        start = len(entry.inputs) if entry is not None else 0
+        last = self._last_cut(items, start)
+        if last > start:
+            if entry is None:
+                entry = self._remember(key)
+            head = items[start:last]
+            entry.inputs.extend(head)
+            entry.outputs.extend(self._convert(head, params))
+            entry.cuts.append((len(entry.inputs), len(entry.outputs)))
+            start = last
+        tail = self._convert(items[start:], params)
+        return entry.outputs + tail if entry is not None else tail
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def _last_cut(self, items: Sequence[T], start: int) -> int:
+        """The index of the newest cut after ``start`` (``start`` when there is none)."""
+        is_cut = self._is_cut
+        for index in range(len(items) - 1, start, -1):
+            if is_cut(items[index]):
+                return index
+        return start
+
+    def _reusable(self, items: Sequence[T], key: Hashable) -> _Entry[T, R] | None:
+        """The remembered history that ``items`` continues, trimmed to where it still holds."""
+        entries = self._entries
+        for position, entry in enumerate(entries):
+            if entry.key != key or not entry.inputs or not items or entry.inputs[0] is not items[0]:
+                continue
+            self._trim(entry, items)
+            entries.insert(0, entries.pop(position))
+            return entry
+        return None
+
+    def _remember(self, key: Hashable) -> _Entry[T, R]:
+        entry = _Entry[T, R](key)
+        self._entries.insert(0, entry)
+        del self._entries[self._slots :]
+        return entry
+
+    def _trim(self, entry: _Entry[T, R], items: Sequence[T]) -> None:
+        """Cut ``entry`` back to its newest cut that ``items`` still starts with and that still sits on a cut."""
+        inputs = entry.inputs
+        same = len(inputs) <= len(items) and all(map(is_, inputs, items))
+        if same and (len(inputs) == len(items) or self._is_cut(items[len(inputs)])):
+            return
+        if same:
+            agree = len(inputs)
+        else:
+            agree = next(
+                (i for i, (old, new) in enumerate(zip(inputs, items, strict=False)) if old is not new),
+                min(len(inputs), len(items)),
+            )
+        index = bisect_right(entry.cuts, (agree, len(entry.outputs) + 1)) - 1
+        while index > 0:
+            n_in = entry.cuts[index][0]  # <= agree: items start with inputs[:n_in]
+            if n_in == len(items) or self._is_cut(items[n_in]):
+                break
+            index -= 1
+        entry.truncate(index)
