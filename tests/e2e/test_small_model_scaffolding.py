@@ -8,6 +8,7 @@ indentation wrong, repeating the old text as the new one, looking for a symbol w
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conftest import Workspace, fake_models_yml, tool_results, user_texts
@@ -161,11 +162,14 @@ async def test_a_small_model_is_not_forced_to_plan_with_todo_write_before_the_ta
 ) -> None:
     small_model(workspace, fake_llm)
     fake_llm.script(
-        script.tool_calls(("c1", "read", {"path": "."})), script.text("Done."), script.text("Done.")
+        script.tool_calls(("c1", "read", {"path": "."})),
+        script.text("Done."),
+        script.text("Done."),  # after the nudge: nothing was changed for a change request
+        script.text("Done."),
     )
     for model in ("fake/tiny-coder", "fake/fake-model"):
         await run(workspace, ["--model", model, "--no-session"], "Add a docstring to main.")
-    small, _, default = (r.json for r in fake_llm.requests)
+    small, _, _, default = (r.json for r in fake_llm.requests)
     # the small model's first call must use a tool (any: it looks before it answers), but no plan
     assert small["tool_choice"] == "required"
     assert not any("Plan before you act" in t for t in user_texts(small))
@@ -460,3 +464,171 @@ async def test_a_small_model_that_rewrites_a_file_with_its_own_content_twice_is_
     )
     assert [r.json.get("tool_choice") for r in fake_llm.requests] == ["required", None, None, "none"]
     assert (workspace.proj / "settings.py").read_text() == content
+
+
+MATHUTIL = "def average(values):\n    return sum(values) / (len(values) + 1)\n"
+TEST_MATHUTIL = (
+    "import unittest\n\nfrom mathutil import average\n\n\nclass MathUtilTest(unittest.TestCase):\n"
+    "    def test_average(self):\n        self.assertEqual(average([2, 4, 6]), 4)\n"
+)
+RUN_TESTS = "python3 -m unittest test_mathutil"
+
+
+async def test_a_small_model_that_edits_the_test_instead_of_the_code_is_refused_and_pointed_to_the_code(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "mathutil.py").write_text(MATHUTIL)
+    (workspace.proj / "test_mathutil.py").write_text(TEST_MATHUTIL)
+    cheat = {
+        "path": "test_mathutil.py",
+        "old_text": "average([2, 4, 6]), 4)",
+        "new_text": "average([2, 4, 6]), 3)",
+    }
+    fixed = {"path": "mathutil.py", "old_text": "(len(values) + 1)", "new_text": "len(values)"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [cheat]})),
+        script.tool_calls(("c2", "edit", {"edits": [fixed]})),
+        script.tool_calls(("c3", "bash", {"command": RUN_TESTS})),
+        script.text("Fixed average() in mathutil.py; the tests pass."),
+    )
+    prompt = f"The tests in test_mathutil.py fail. Fix mathutil.py so that `{RUN_TESTS}` passes."
+    frames = await run(workspace, small_model(workspace, fake_llm), prompt)
+    (name, failed, error), fixing, ran = results(frames)
+    assert (name, failed) == ("edit", True)
+    assert error.startswith(
+        "Not applied: test_mathutil.py is a test file, and the task is to make the tests pass"
+    )
+    assert "test_mathutil.py imports average from mathutil.py." in error
+    assert (workspace.proj / "test_mathutil.py").read_text() == TEST_MATHUTIL
+    assert not fixing[1] and not ran[1]
+    # asked to change the tests, the same edit is made
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [cheat]})), script.text("Done."), script.text("Done.")
+    )
+    frames = await run(
+        workspace, small_model(workspace, fake_llm), "Change the test in test_mathutil.py to expect 3"
+    )
+    assert results(frames)[0][:2] == ("edit", False)
+
+
+SHOUT = 'def shout(text):\n    """Upper case."""\n    return text.upper() + "!"\n'
+SLUGIFY = 'def slugify(text):\n    return "-".join(text.lower().split())'
+
+
+async def test_a_small_model_that_replaces_a_function_to_add_one_is_refused_and_shown_how_to_add_it(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "text.py").write_text(SHOUT)
+    replacing = {"path": "text.py", "old_text": SHOUT.rstrip("\n"), "new_text": SLUGIFY}
+    last = '    return text.upper() + "!"'
+    # the edit the error offers, ready to copy
+    appending = {"path": "text.py", "old_text": last, "new_text": f"{last}\n\n\n{SLUGIFY}"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [replacing]})),
+        script.tool_calls(("c2", "edit", {"edits": [appending]})),
+        script.tool_calls(
+            ("c3", "bash", {"command": "python3 -c 'import text; print(text.slugify(\"A b\"))'"})
+        ),
+        script.text("Added slugify() to text.py."),
+    )
+    frames = await run(
+        workspace, small_model(workspace, fake_llm), "Add a function slugify(text) to text.py."
+    )
+    (_, failed, error), added, _ = results(frames)
+    assert failed and error.startswith("Not applied: this change would remove shout() from text.py")
+    assert f'"old_text": {json.dumps(last)}, "new_text": {json.dumps(appending["new_text"])}' in error
+    assert not added[1]
+    assert (workspace.proj / "text.py").read_text() == f"{SHOUT}\n\n{SLUGIFY}\n"
+
+
+async def test_a_small_model_may_remove_a_function_the_request_names_but_not_define_one_twice(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "billing.py").write_text("def calc_total(prices):\n    return sum(prices)\n")
+    (workspace.proj / "shapes.py").write_text(
+        "import math\n\n\ndef circle_area(r):\n    return math.pi * r * r\n"
+    )
+    renamed = {"path": "billing.py", "old_text": "def calc_total(", "new_text": "def compute_total("}
+    doubled = {
+        "path": "shapes.py",
+        "old_text": "import math",
+        "new_text": "import math\n\n\ndef circle_area(r):\n    return math.pi * r * r",
+    }
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [renamed]})),
+        script.tool_calls(("c2", "edit", {"edits": [doubled]})),
+        script.text("Done."),
+        script.text("Done."),
+        script.text("Done."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Rename calc_total to compute_total.")
+    rename, double = results(frames)
+    assert not rename[1] and "def compute_total(" in (workspace.proj / "billing.py").read_text()
+    assert double[1] and double[2].startswith(
+        "Not applied: shapes.py already defines circle_area(), and after this change it would define it twice."
+    )
+
+
+async def test_a_small_model_that_sends_the_same_failing_edit_a_third_time_is_told_to_answer(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    wrong = {"path": "calc.py", "old_text": "return x - y", "new_text": "return x + y"}
+    same = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a - b"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [wrong]})),
+        script.tool_calls(("c2", "edit", {"edits": [same]})),  # "No change needed": changes nothing
+        script.tool_calls(("c3", "edit", {"edits": [wrong]})),
+        script.tool_calls(("c4", "edit", {"edits": [wrong]})),  # the third: must answer now
+        script.text("I could not change calc.py: my old_text does not match."),
+        script.text("add() still subtracts."),  # the failed-call turn (a tool is required)
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    texts = [r[2] for r in results(frames)]
+    assert texts[2].startswith("You made exactly this edit call once before")
+    assert texts[3].startswith("You made exactly this edit call 2 times before")
+    assert texts[3].endswith(
+        "That is 3 times the same call failed the same way. Stop calling tools and answer now: say "
+        "what you tried, what failed, and what is left to do."
+    )
+    assert [r.json.get("tool_choice") for r in fake_llm.requests][:5] == [
+        "required",
+        None,
+        None,
+        None,
+        "none",
+    ]
+
+
+async def test_a_small_model_that_changed_nothing_for_a_change_request_gets_one_more_turn_and_a_question_none(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "billing.py").write_text("def calc_total(prices):\n    return sum(prices)\n")
+    renamed = {"path": "billing.py", "old_text": "def calc_total(", "new_text": "def compute_total("}
+    fake_llm.script(
+        script.tool_calls(("c1", "read", {"path": "billing.py"})),
+        script.tool_calls(("c2", "bash", {"command": "python3 -c 'import billing' 2>&1"})),
+        script.text("Renamed calc_total to compute_total."),  # a claim: nothing changed
+        script.tool_calls(("c3", "edit", {"edits": [renamed]})),
+        script.text("Renamed calc_total to compute_total."),
+        script.text("Renamed calc_total to compute_total in billing.py."),  # after the verify nudge
+    )
+    frames = await run(
+        workspace, small_model(workspace, fake_llm), "Rename the function calc_total to compute_total."
+    )
+    assert (workspace.proj / "billing.py").read_text().startswith("def compute_total(")
+    nudge = user_texts(fake_llm.requests[3].json)[-1]
+    assert nudge.startswith("No file has been changed in this run yet, but the task asks for a change.")
+    assert fake_llm.requests[3].json.get("tool_choice") == "required"
+    kinds = [
+        f["message"]["details"]["kind"]
+        for f in frames
+        if f["type"] == "message_end" and f["message"]["role"] == "custom"
+    ]
+    assert kinds == ["unchanged", "verify"]
+    # a question is answered, not turned into a change
+    fake_llm.script(script.tool_calls(("c1", "grep", {"pattern": "calc_total"})), script.text("billing.py."))
+    await run(
+        workspace, small_model(workspace, fake_llm), "Which file defines compute_total? Answer with its name."
+    )
+    assert len(fake_llm.requests) == 8

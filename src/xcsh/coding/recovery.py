@@ -7,8 +7,12 @@ has ``compat.promptProfile: "small"``, when the model stops the agent loop asks
 ``toolRecovery``, ``display: false``, ``details.kind``) and give one more turn (see
 ``xcsh.agent.loop``): after a failed call that nothing resolved (``failed``; the turn
 must call a tool), or after files were changed with ``edit``/``write`` and no ``bash``
-ran afterwards (``verify``; the model may still answer). Each kind once per run. Other
-models end the run as the reference does.
+ran afterwards (``verify``; the model may still answer), or when the run attempted no change
+at all (no edit or write, no bash command that may change files, fewer calls than the
+bound) although the request asks for a change (``unchanged``: an imperative change verb such as
+"rename", "add", "fix" opens one of its clauses; only when no other turn was given; the turn
+must call a tool; a question is never asked to change anything). Each kind once per run, at most two per run (the loop's
+bound). Other models end the run as the reference does.
 
 It also loops: the same failing call again and again, with a ``read`` in between. The
 ``small-model`` feature (``xcsh.coding.small_model``) therefore puts ``repeat_note`` in
@@ -18,6 +22,7 @@ failed in this conversation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -27,6 +32,7 @@ from xcsh.ai.types import Model, ToolCall, ToolResultMessage
 from xcsh.coding.messages import custom_message
 
 SMALL_PROFILE = "small"
+MAX_TOOL_CALLS = 25  # tool calls per prompt before a small model must answer (``xcsh.coding.small_model``)
 RECOVERY_TYPE = "toolRecovery"
 
 
@@ -74,7 +80,67 @@ def recovery_message(
             "none, do not ask for one: give your final answer again, saying what you changed."
         )
         return RecoveryTurn(custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "verify"}))
+    if not given and asks_for_change(_request(run)) and _attempted_nothing(run):
+        text = (
+            "No file has been changed in this run yet, but the task asks for a change. Make the change "
+            "now: edit each file that needs it (old_text copied exactly from the file as you read it, "
+            "new_text the changed text), then run the task's command if it names one. If you already "
+            "made the change with a bash command, run the task's command to show it."
+        )
+        message = custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "unchanged"})
+        return RecoveryTurn(message, tool_choice="required")
     return None
+
+
+_CHANGE_REQUEST = re.compile(
+    r"(?:^|[.!?:;,]\s+|\band\s+)(?:please\s+)?(add|rename|fix|change|set|raise|lower|update|replace|remove|"
+    r"delete|implement|create|write|make|move|refactor|edit|increase|decrease|bump|enable|disable|"
+    r"convert|append|insert)\b",
+    re.IGNORECASE,
+)
+_BASH_CHANGES = re.compile(
+    r"\bsed\s+-i|\bperl\s+-\w*i|(?:^|[^2&])>\s*[\w./]|\b(mv|cp|rm|tee|patch|touch|mkdir)\b|\bgit\s+(apply|mv|rm)\b"
+)
+
+
+def asks_for_change(request: str) -> bool:
+    """Whether the request asks to change something: an imperative change verb opens one of its clauses.
+
+    "Rename the function …", "In config.json, change the port …" ask for a change; "Which file
+    defines …? Answer with …" does not.
+    """
+    return bool(_CHANGE_REQUEST.search(request.strip()))
+
+
+def _request(run: list[AgentMessage]) -> str:
+    for message in run:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            blocks = cast(list[dict[str, Any]], content or [])
+            return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    return ""
+
+
+def _attempted_nothing(run: list[AgentMessage]) -> bool:
+    """Whether ``run`` holds no edit or write call and no bash command that may change files.
+
+    Also false once the run reached the tool-call bound (its calls were ended on purpose).
+    """
+    if sum(m.get("role") == "toolResult" for m in run) >= MAX_TOOL_CALLS:
+        return False
+    for message in run:
+        if message.get("role") != "assistant":
+            continue
+        for block in cast(list[dict[str, Any]], message.get("content") or []):
+            if block.get("type") != "toolCall":
+                continue
+            name = block.get("name")
+            command = str((block.get("arguments") or {}).get("command", ""))
+            if name in _CHANGING_TOOLS or (name == "bash" and _BASH_CHANGES.search(command)):
+                return False
+    return True
 
 
 def changed_since_last_run(run: list[AgentMessage]) -> list[str]:
@@ -134,10 +200,16 @@ def earlier_failures(
     """How many earlier calls had ``call``'s tool and arguments and failed, with nothing changed since.
 
     Counting starts after the last successful call of a tool for which ``changes`` is true
-    (one that may change files: running the same test again after an edit is no repeat).
+    (one that may change files: running the same test again after an edit is no repeat),
+    unless its result reports that it changed nothing (``details.unchanged``).
     With ``failed_ones=False`` the earlier identical calls that succeeded are counted instead.
     """
     ok = {m.get("toolCallId") for m in messages if m.get("role") == "toolResult" and not m.get("isError")}
+    changed = {
+        m.get("toolCallId")
+        for m in messages
+        if m.get("role") == "toolResult" and not m.get("isError") and not reports_unchanged(m)
+    }
     failed = (
         ok
         if not failed_ones
@@ -150,7 +222,7 @@ def earlier_failures(
         for block in cast(list[dict[str, Any]], message.get("content") or []):
             if block.get("type") != "toolCall" or block.get("id") == call["id"]:
                 continue
-            if block.get("id") in ok and changes(str(block.get("name"))):
+            if block.get("id") in changed and changes(str(block.get("name"))):
                 count = 0
             elif (
                 block.get("id") in failed

@@ -26,19 +26,23 @@ effect at once; other models are untouched):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import TextContent, ToolCall
 from xcsh.coding.recovery import (
+    MAX_TOOL_CALLS,
     earlier_failures,
     has_small_profile,
     repeat_note,
     reports_unchanged,
     same_result_note,
 )
+from xcsh.coding.small_guards import definition_problem, test_file_problem
+from xcsh.coding.tools.edit import planned_changes
+from xcsh.coding.tools.paths import display_path, resolve_path
 
-MAX_TOOL_CALLS = 25
 LIMIT_NOTE = (
     "You have made {n} tool calls for this request, the most allowed. Answer now: say what you "
     "changed or found, and what is left to do."
@@ -47,6 +51,12 @@ MAX_UNCHANGED = 2
 UNCHANGED_NOTE = (
     "That is {n} calls for this request that changed nothing. Stop calling tools and answer now: "
     "say what you changed or found, and what is left to do."
+)
+
+MAX_REPEATS = 3
+REPEATS_NOTE = (
+    "\n\nThat is {n} times the same call failed the same way. Stop calling tools and answer now: say "
+    "what you tried, what failed, and what is left to do."
 )
 
 if TYPE_CHECKING:
@@ -70,24 +80,28 @@ def install(session: AgentSession, config: bool) -> None:
         if not has_small_profile(session.model):
             return None
         head: list[TextContent] = []
+        times = 0
         if is_error:
             times = earlier_failures(session.messages, call, changes)
             if times:
-                head.append({"type": "text", "text": repeat_note(call["name"], times)})
+                head.append({"type": "text", "text": repeat_note(call["name"], times) + "\n\n"})
         elif not changes(call["name"]):
             times = earlier_failures(session.messages, call, changes, failed_ones=False)
             if times:
-                head.append({"type": "text", "text": same_result_note(call["name"], times)})
+                head.append({"type": "text", "text": same_result_note(call["name"], times) + "\n\n"})
         made, unchanged = _this_prompt(session.messages)
         this_unchanged = not is_error and reports_unchanged(result)
         calls, unchanged = made + 1, unchanged + this_unchanged
-        if calls >= MAX_TOOL_CALLS or unchanged >= MAX_UNCHANGED:
+        repeated = is_error and bool(head) and times >= MAX_REPEATS - 1
+        if calls >= MAX_TOOL_CALLS or unchanged >= MAX_UNCHANGED or repeated:
             session.force_next_tool("none")
         tail: list[TextContent] = []
         if calls == MAX_TOOL_CALLS:
             tail.append({"type": "text", "text": LIMIT_NOTE.format(n=calls)})
         elif unchanged == MAX_UNCHANGED and this_unchanged:
             tail.append({"type": "text", "text": UNCHANGED_NOTE.format(n=unchanged)})
+        elif repeated:
+            tail.append({"type": "text", "text": REPEATS_NOTE.format(n=times + 1)})
         if not (head or tail):
             return None
         noted: AgentToolResult = {**result}
@@ -99,8 +113,66 @@ def install(session: AgentSession, config: bool) -> None:
             session.force_next_tool("required")  # any tool: the choice stays the model's
         return []
 
+    created: set[Path] = set()  # files this session's write created: the model's own, never guarded
+
+    async def guard(call: ToolCall, args: dict[str, Any]) -> str | None:
+        if call["name"] not in ("edit", "write") or not has_small_profile(session.model):
+            return None
+        cwd = session.cwd
+        prompt = prompt_text(session.messages)
+        if call["name"] == "write":
+            raw, content = args.get("path"), args.get("content")
+            if not isinstance(raw, str) or not isinstance(content, str):
+                return None
+            path = resolve_path(cwd, raw)
+            if not path.is_file():
+                created.add(path)
+                return None
+            try:
+                before = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            changes = [(path, display_path(cwd, path), before, content, content)]
+        else:
+            edits = args.get("edits")
+            if not isinstance(edits, list):
+                return None
+            added = "\n".join(str(e.get("new_text", "")) for e in edits if isinstance(e, dict))
+            changes = [(p, shown, b, a, added) for p, shown, b, a in planned_changes(cwd, edits) if a != b]
+        for path, shown, before, after, added in changes:
+            if path not in created:
+                problem = test_file_problem(cwd, path, shown, prompt)
+                if problem:
+                    return await refused(call, problem)
+            if path.suffix == ".py":
+                problem = definition_problem(shown, before, after, prompt, added)
+                if problem:
+                    return await refused(call, problem)
+        return None
+
+    async def refused(call: ToolCall, text: str) -> str:
+        """A guard's refusal with the notes an error of the tool would get (repeats, bounds)."""
+        error: AgentToolResult = {"content": [{"type": "text", "text": text}], "details": {}}
+        noted = await annotate(call, error, True)
+        blocks = (noted or error)["content"]
+        return "".join(b["text"] for b in blocks if b["type"] == "text")
+
     session.hooks.before_user_message.append(look_first)
+    session.hooks.before_tool_call.append(guard)
     session.hooks.after_tool_call.append(annotate)
+
+
+def prompt_text(messages: Sequence[AgentMessage]) -> str:
+    """The text of the last user message (the request the model works on), or an empty string."""
+    for message in messages[::-1]:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        blocks = cast(list[dict[str, Any]], content or [])
+        return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    return ""
 
 
 def _this_prompt(messages: Sequence[AgentMessage]) -> tuple[int, int]:

@@ -117,6 +117,17 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
     return list(files.values())
 
 
+def planned_changes(cwd: Path, edits: list[Any]) -> list[tuple[Path, str, str, str]]:
+    """What ``edits`` would make of each file, nothing written: (path, shown path, before, after).
+
+    Empty when the edits cannot be applied (the tool itself then reports why).
+    """
+    try:
+        return [(s.path, s.shown, s.original, s.content) for s in _plan(cwd, edits)]
+    except ToolError:
+        return []
+
+
 def _failure_text(failures: list[tuple[str, str]], total: int) -> str:
     """One failed edit: its error (named when the call had several); more: every one of them."""
     if total == 1:
@@ -172,6 +183,8 @@ def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentTool
         if first_line is None:
             first_line = first_changed_line(state.original, state.content)
     details: dict[str, Any] = {"diff": "".join(diffs), "firstChangedLine": first_line}
+    if check_syntax and not diffs:
+        details["unchanged"] = True  # small models: a change of nothing counts as no change
     return {"content": [{"type": "text", "text": "\n".join(summaries)}], "details": details}
 
 
