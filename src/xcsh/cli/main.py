@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -180,6 +179,8 @@ def _working_dir(allow_home: bool) -> Path:
             return cwd
     except (OSError, RuntimeError):
         return cwd
+    import tempfile  # only here: not paid by every start-up
+
     for candidate in (Path.home() / "tmp", Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir())):
         if candidate.is_dir() and candidate.resolve() != cwd.resolve():
             note(f"started in the home directory; working in {candidate} (--allow-home to stay)")

@@ -22,26 +22,28 @@ ToolError. Limits follow the reference:
 - Notebooks (``.ipynb``): each cell as ``# %% [code] cell N`` / ``# %% [markdown]
   cell N`` followed by its source, code outputs' text after ``# output:``.
 - PDFs: the text of each page (pypdf, the ``tools`` extra) after ``--- page N ---``.
+
+The standard-library modules behind URLs, archives and databases (``urllib.request`` with
+``http.client`` and ``email``, ``zipfile``, ``tarfile``, ``sqlite3``, ``ipaddress``) are
+imported by the reader that needs them, not at start-up (docs/performance.md, profile 16).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
-import sqlite3
-import tarfile
-import urllib.error
 import urllib.parse
-import urllib.request
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.optional import require
 from xcsh.coding.tools.truncate import format_size
+
+if TYPE_CHECKING:
+    import sqlite3
+    import urllib.request
 
 URL_TIMEOUT_DEFAULT = 20.0
 URL_TIMEOUT_MIN = 1.0
@@ -78,6 +80,9 @@ def is_url(path: str) -> bool:
 
 
 def _opener(host: str) -> urllib.request.OpenerDirector:
+    import ipaddress
+    import urllib.request
+
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -103,6 +108,9 @@ def html_to_markdown(html: str) -> str:
 
 def read_url(url: str, timeout: float) -> Converted:
     """Fetch ``url`` within ``timeout`` and the size cap; HTML is converted to Markdown."""
+    import urllib.error
+    import urllib.request
+
     parsed = urllib.parse.urlsplit(url)
     if not parsed.hostname:
         raise ToolError(f"Invalid URL: {url}")
@@ -175,6 +183,9 @@ def split_archive(cwd_path: Path, raw: str) -> tuple[Path, str] | None:
 
 def _archive_entries(path: Path) -> dict[str, tuple[bool, int]]:
     """All member paths → (is directory, size); parent directories are implied."""
+    import tarfile
+    import zipfile
+
     entries: dict[str, tuple[bool, int]] = {}
     try:
         if zipfile.is_zipfile(path):
@@ -197,6 +208,9 @@ def _archive_entries(path: Path) -> dict[str, tuple[bool, int]]:
 
 
 def _member_bytes(path: Path, name: str) -> bytes:
+    import tarfile
+    import zipfile
+
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive, archive.open(name) as handle:
             return handle.read(ARCHIVE_MAX_MEMBER_BYTES + 1)
@@ -301,6 +315,8 @@ def _int_param(params: dict[str, list[str]], name: str, default: int, minimum: i
 
 
 def read_sqlite(path: Path, shown: str, selector: str, query: str) -> Converted:
+    import sqlite3
+
     params = urllib.parse.parse_qs(query, keep_blank_values=True)
     details: dict[str, Any] = {"kind": "sqlite", "database": shown}
     try:

@@ -1,11 +1,17 @@
-"""Warm the current model's provider once the server is ready, and again after a model change.
+"""Warm the current model's provider once the host has gone quiet, and again after a model change.
 
-See :mod:`xcsh.ai.warm`. ``XCSH_WARM=0`` in the environment turns it off (the first prompt then
-imports the SDK itself, as before).
+See :mod:`xcsh.ai.warm`. Warming starts when no command has been answered for
+:data:`QUIET_S` since the server became ready or answered its last command: an import in
+the warm-up thread holds the interpreter lock in long stretches, so a host that sends
+commands back to back right after start-up (a burst of ``get_state``) would otherwise
+wait on it (docs/performance.md, profile 17). A prompt that arrives first imports what it
+needs itself, as before. ``XCSH_WARM=0`` in the environment turns warming off;
+``XCSH_WARM_QUIET_MS`` sets the quiet period (default 50).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING
 
@@ -14,15 +20,46 @@ from xcsh.ai.warm import warm_in_background
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
 
+QUIET_S = 0.05
+
+
+def _quiet_s() -> float:
+    raw = os.environ.get("XCSH_WARM_QUIET_MS", "")
+    try:
+        return max(0.0, float(raw) / 1000) if raw else QUIET_S
+    except ValueError:
+        return QUIET_S
+
 
 def wire(server: RpcServer) -> None:
     if os.environ.get("XCSH_WARM", "1") == "0":
         return
+    quiet = _quiet_s()
+    last_answer = 0.0
+    timer: asyncio.TimerHandle | None = None
 
     def start() -> None:
         model = server.session.model
         if model.get("api"):
             warm_in_background(model["api"], model.get("baseUrl") or "")  # once per api; cheap after
 
-    server.on_ready.append(start)
-    server.after_response.append(start)  # set_model / cycle_model may have changed the api
+    def when_quiet() -> None:
+        nonlocal timer
+        loop = asyncio.get_running_loop()
+        left = last_answer + quiet - loop.time()
+        if left > 0:
+            timer = loop.call_later(left, when_quiet)
+            return
+        timer = None
+        start()
+
+    def answered() -> None:
+        # set_model / cycle_model may have changed the api: checked once the host is quiet
+        nonlocal last_answer, timer
+        loop = asyncio.get_running_loop()
+        last_answer = loop.time()
+        if timer is None:
+            timer = loop.call_later(quiet, when_quiet)
+
+    server.on_ready.append(answered)
+    server.after_response.append(answered)
