@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["bench_probes.py", "bench_rpc.py", "bench_session_load.py", "bench_compaction.py"]
+SCRIPTS = [
+    "bench_probes.py",
+    "bench_rpc.py",
+    "bench_prompt_cpu.py",
+    "bench_session_load.py",
+    "bench_compaction.py",
+]
 
 
 def main() -> int:
@@ -26,6 +32,8 @@ def main() -> int:
         args = [sys.executable, str(path)]
         if quick and name in ("bench_rpc.py", "bench_probes.py"):
             args.append("--quick")
+        if quick and name == "bench_prompt_cpu.py":
+            args.append("60")
         print(f"== {name}", flush=True)
         started = time.monotonic()
         code = subprocess.call(args)
