@@ -42,7 +42,7 @@ def registry() -> list[Feature[Any]]:
     from xcsh.coding import approvals, host_tools, retry, small_model, todos, tool_features, user_bash
     from xcsh.coding.compaction import compactor
     from xcsh.coding.extensions import feature as extensions
-    from xcsh.coding.ttsr import feature as ttsr
+    from xcsh.coding.ttsr import setup as ttsr
 
     return [
         # first: the session-bound built-in tools (python, task, inspect_image) before any extension

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xcsh.coding.ttsr.feature import discover_rules
 from xcsh.coding.ttsr.rules import (
     RuleSource,
     build_rule,
@@ -12,6 +11,7 @@ from xcsh.coding.ttsr.rules import (
     parse_condition_and_scope,
     parse_front_matter,
 )
+from xcsh.coding.ttsr.setup import discover_rules
 
 SOURCE: RuleSource = {"provider": "native", "providerName": "xcsh", "path": "/r.md", "level": "project"}
 

@@ -30,13 +30,13 @@ from xcsh.ai.abort import AbortController
 from xcsh.ai.errors import is_context_overflow
 from xcsh.ai.types import Model
 from xcsh.coding.auto_settings import auto_compaction_enabled
-from xcsh.coding.compaction.facts import latest_summary_time
-from xcsh.coding.compaction.prepare import (
+from xcsh.coding.compaction.errors import (
     AlreadyCompactedError,
+    CompactionCancelledError,
     CompactionError,
     NothingToCompactError,
-    prepare_compaction,
 )
+from xcsh.coding.compaction.facts import latest_summary_time
 from xcsh.coding.compaction.prune import (
     MINIMUM_SAVINGS,
     PROTECT_TOKENS,
@@ -45,7 +45,6 @@ from xcsh.coding.compaction.prune import (
     plan_pruning,
     savings_since,
 )
-from xcsh.coding.compaction.summarize import CompactionCancelledError, CompactionResult, Summarizer
 from xcsh.coding.compaction.tokens import (
     ThresholdSettings,
     context_tokens,
@@ -59,6 +58,7 @@ from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 
 if TYPE_CHECKING:
+    from xcsh.coding.compaction.summarize import CompactionResult
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
@@ -147,6 +147,10 @@ class Compactor:
             return await self._compact(custom_instructions)
 
     async def _compact(self, custom_instructions: str | None) -> CompactionResult:
+        # what a compaction runs is imported when one runs: the hooks are in every session
+        from xcsh.coding.compaction.prepare import prepare_compaction
+        from xcsh.coding.compaction.summarize import Summarizer
+
         session = self._session
         model, api_key = self._credentials()
         store = session.store

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xcsh.agent.types import AgentMessage
+from xcsh.coding.compaction.errors import AlreadyCompactedError, NothingToCompactError
+from xcsh.coding.compaction.errors import CompactionError as CompactionError  # its historical home
 from xcsh.coding.compaction.tokens import (
     context_tokens,
     estimate_tokens,
@@ -27,28 +29,11 @@ from xcsh.coding.compaction.tokens import (
 from xcsh.coding.sessions.context import entry_message
 from xcsh.coding.sessions.entries import SessionEntry
 
-NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
-ALREADY_COMPACTED = "Already compacted"
-
 # Message roles at which the kept region may start; never a toolResult.
 _CUT_ROLES = frozenset(
     {"user", "assistant", "bashExecution", "hookMessage", "custom", "branchSummary", "compactionSummary"}
 )
 _TURN_START_ROLES = frozenset({"user", "bashExecution"})
-
-
-class CompactionError(Exception):
-    """A compaction could not run; the message is the protocol's error text."""
-
-
-class NothingToCompactError(CompactionError):
-    def __init__(self) -> None:
-        super().__init__(NOTHING_TO_COMPACT)
-
-
-class AlreadyCompactedError(CompactionError):
-    def __init__(self) -> None:
-        super().__init__(ALREADY_COMPACTED)
 
 
 @dataclass(slots=True, frozen=True)

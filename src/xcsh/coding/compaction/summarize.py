@@ -20,7 +20,11 @@ from xcsh.agent.types import AgentMessage
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Context, Model
-from xcsh.coding.compaction.prepare import CompactionError, CompactionPreparation
+from xcsh.coding.compaction.errors import (
+    CompactionCancelledError,
+    CompactionError,
+)
+from xcsh.coding.compaction.prepare import CompactionPreparation
 from xcsh.coding.messages import convert_to_llm, now_ms
 from xcsh.coding.sessions.context import content_text
 
@@ -28,7 +32,6 @@ TOOL_RESULT_LIMIT = 2000
 MAX_LISTED_FILES = 20
 NO_PRIOR_HISTORY = "No prior history."
 SPLIT_TURN_HEADER = "**Turn Context (split turn):**"
-COMPACTION_CANCELLED = "Compaction cancelled"
 
 SUMMARIZER_SYSTEM_PROMPT = (
     "You are a context summarization assistant. You read a transcript of a conversation between a "
@@ -110,11 +113,6 @@ class CompactionResult(TypedDict):
     tokensBefore: int
     details: NotRequired[CompactionDetails]
     preserveData: NotRequired[dict[str, Any]]
-
-
-class CompactionCancelledError(CompactionError):
-    def __init__(self) -> None:
-        super().__init__(COMPACTION_CANCELLED)
 
 
 # ---------------------------------------------------------------------------- serialisation

@@ -3,7 +3,7 @@
 ``compact`` and ``bash`` are long commands processed in order; ``abort_retry`` and
 ``abort_bash`` are control commands the server runs at once, so ``abort_bash`` stops
 a ``bash`` command that is still running. Compaction failures raise
-:class:`~xcsh.coding.compaction.prepare.CompactionError`, which the server turns into
+:class:`~xcsh.coding.compaction.errors.CompactionError`, which the server turns into
 the ``parse`` error response the protocol specifies.
 """
 
