@@ -632,3 +632,43 @@ async def test_a_small_model_that_changed_nothing_for_a_change_request_gets_one_
         workspace, small_model(workspace, fake_llm), "Which file defines compute_total? Answer with its name."
     )
     assert len(fake_llm.requests) == 8
+
+
+async def test_a_small_model_reading_the_test_first_is_told_where_the_code_is_and_may_not_even_no_op_edit_it(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "mathutil.py").write_text(MATHUTIL)
+    (workspace.proj / "test_mathutil.py").write_text(TEST_MATHUTIL)
+    same = {"path": "test_mathutil.py", "old_text": "import unittest", "new_text": "import unittest"}
+    fake_llm.script(
+        script.tool_calls(("c1", "read", {"path": "test_mathutil.py"})),
+        script.tool_calls(("c2", "edit", {"edits": [same]})),  # a change of nothing, to the test
+        script.text("The tests already pass."),
+        script.tool_calls(("c3", "read", {"path": "mathutil.py"})),  # the failed-call turn
+        script.text("average() divides by one too many."),
+    )
+    prompt = f"The tests in test_mathutil.py fail. Fix mathutil.py so that `{RUN_TESTS}` passes."
+    frames = await run(workspace, small_model(workspace, fake_llm), prompt)
+    (_, _, read), (_, refused, error), _ = results(frames)
+    assert read.endswith(
+        "Note: test_mathutil.py is a test file. The task is to make it pass without changing it, so the "
+        "code to fix or add is in the code it tests.\ntest_mathutil.py imports average from mathutil.py.\n"
+        "Read mathutil.py next and make the change there."
+    )
+    assert refused and error.startswith("Not applied: test_mathutil.py is a test file")
+
+
+async def test_a_small_model_whose_only_edit_changed_nothing_is_still_asked_for_the_change(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "billing.py").write_text("def calc_total(prices):\n    return sum(prices)\n")
+    same = {"path": "billing.py", "old_text": "def calc_total(", "new_text": "def calc_total("}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [same]})),
+        script.text("Renamed calc_total to compute_total."),
+        script.tool_calls(("c2", "read", {"path": "billing.py"})),
+        script.text("calc_total is still there."),
+    )
+    await run(workspace, small_model(workspace, fake_llm), "Rename the function calc_total to compute_total.")
+    nudge = user_texts(fake_llm.requests[2].json)[-1]
+    assert nudge.startswith("No file has been changed in this run yet, but the task asks for a change.")

@@ -124,17 +124,20 @@ def _request(run: list[AgentMessage]) -> str:
 
 
 def _attempted_nothing(run: list[AgentMessage]) -> bool:
-    """Whether ``run`` holds no edit or write call and no bash command that may change files.
+    """Whether ``run`` holds no edit or write call (but those that changed nothing) and no bash command
+    that may change files.
 
     Also false once the run reached the tool-call bound (its calls were ended on purpose).
     """
     if sum(m.get("role") == "toolResult" for m in run) >= MAX_TOOL_CALLS:
         return False
+    # an edit or write that changed nothing (a no-op edit of old text by itself) attempted nothing
+    futile = {m.get("toolCallId") for m in run if m.get("role") == "toolResult" and reports_unchanged(m)}
     for message in run:
         if message.get("role") != "assistant":
             continue
         for block in cast(list[dict[str, Any]], message.get("content") or []):
-            if block.get("type") != "toolCall":
+            if block.get("type") != "toolCall" or block.get("id") in futile:
                 continue
             name = block.get("name")
             command = str((block.get("arguments") or {}).get("command", ""))

@@ -65,22 +65,36 @@ def test_file_problem(cwd: Path, path: Path, shown: str, prompt: str) -> str | N
     """The refusal for changing the existing test file ``path`` when the prompt keeps tests, else None."""
     if not is_test_file(path) or not path.is_file() or not keeps_tests(prompt):
         return None
-    imported = _local_imports(cwd, path)
-    where = (
-        "; ".join(
-            f"{', '.join(names) + ' from ' if names else ''}{module}" for module, names in imported.items()
-        )
-        if imported
-        else ""
-    )
-    target = " and ".join(imported) if imported else "the code under test"
+    where, target = _imports_text(cwd, path, shown)
     return (
         f"Not applied: {shown} is a test file, and the task is to make the tests pass, so the tests are "
         f"right and the code they test is wrong. Do not change {shown}.\n"
-        + (f"{shown} imports {where}.\n" if where else "")
+        + where
         + f"Read {target}, fix the code there (edit with old_text copied from what you read), "
         "then run the test again."
     )
+
+
+def test_read_note(cwd: Path, path: Path, shown: str, prompt: str) -> str | None:
+    """A note for the result of reading the test file ``path`` when the prompt keeps tests, else None."""
+    if not is_test_file(path) or not path.is_file() or not keeps_tests(prompt):
+        return None
+    where, target = _imports_text(cwd, path, shown)
+    return (
+        f"\n\nNote: {shown} is a test file. The task is to make it pass without changing it, so the "
+        f"code to fix or add is in the code it tests.\n{where}Read {target} next and make the change there."
+    )
+
+
+def _imports_text(cwd: Path, path: Path, shown: str) -> tuple[str, str]:
+    """("<test> imports … from <module>.\\n" or "", the module files to read or "the code under test")."""
+    imported = _local_imports(cwd, path)
+    if not imported:
+        return "", "the code under test"
+    where = "; ".join(
+        f"{', '.join(names) + ' from ' if names else ''}{module}" for module, names in imported.items()
+    )
+    return f"{shown} imports {where}.\n", " and ".join(imported)
 
 
 def _local_imports(cwd: Path, test: Path) -> dict[str, list[str]]:

@@ -39,7 +39,7 @@ from xcsh.coding.recovery import (
     reports_unchanged,
     same_result_note,
 )
-from xcsh.coding.small_guards import definition_problem, test_file_problem
+from xcsh.coding.small_guards import definition_problem, test_file_problem, test_read_note
 from xcsh.coding.tools.edit import planned_changes
 from xcsh.coding.tools.paths import display_path, resolve_path
 
@@ -102,6 +102,13 @@ def install(session: AgentSession, config: bool) -> None:
             tail.append({"type": "text", "text": UNCHANGED_NOTE.format(n=unchanged)})
         elif repeated:
             tail.append({"type": "text", "text": REPEATS_NOTE.format(n=times + 1)})
+        elif call["name"] == "read" and not is_error and isinstance(call["arguments"].get("path"), str):
+            path = resolve_path(session.cwd, call["arguments"]["path"])
+            note = test_read_note(
+                session.cwd, path, display_path(session.cwd, path), prompt_text(session.messages)
+            )
+            if note:
+                tail.append({"type": "text", "text": note})
         if not (head or tail):
             return None
         noted: AgentToolResult = {**result}
@@ -138,7 +145,8 @@ def install(session: AgentSession, config: bool) -> None:
             if not isinstance(edits, list):
                 return None
             added = "\n".join(str(e.get("new_text", "")) for e in edits if isinstance(e, dict))
-            changes = [(p, shown, b, a, added) for p, shown, b, a in planned_changes(cwd, edits) if a != b]
+            # an edit that changes nothing is checked too: on a test file it is the same mistake
+            changes = [(p, shown, b, a, added) for p, shown, b, a in planned_changes(cwd, edits)]
         for path, shown, before, after, added in changes:
             if path not in created:
                 problem = test_file_problem(cwd, path, shown, prompt)
