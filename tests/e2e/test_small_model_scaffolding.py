@@ -619,6 +619,13 @@ async def test_a_small_model_that_changed_nothing_for_a_change_request_gets_one_
     assert (workspace.proj / "billing.py").read_text().startswith("def compute_total(")
     nudge = user_texts(fake_llm.requests[3].json)[-1]
     assert nudge.startswith("No file has been changed in this run yet, but the task asks for a change.")
+    # the lines to change, from what the model read, as one call to copy
+    ready = {
+        "path": "billing.py",
+        "old_text": "def calc_total(prices):",
+        "new_text": "def compute_total(prices):",
+    }
+    assert nudge.endswith(json.dumps({"tool": "edit", "arguments": {"edits": [ready]}}))
     assert fake_llm.requests[3].json.get("tool_choice") == "required"
     kinds = [
         f["message"]["details"]["kind"]

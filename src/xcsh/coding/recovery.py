@@ -22,6 +22,7 @@ failed in this conversation.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -86,7 +87,7 @@ def recovery_message(
             "now: edit each file that needs it (old_text copied exactly from the file as you read it, "
             "new_text the changed text), then run the task's command if it names one. If you already "
             "made the change with a bash command, run the task's command to show it."
-        )
+        ) + _rename_hint(_request(run), run)
         message = custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "unchanged"})
         return RecoveryTurn(message, tool_choice="required")
     return None
@@ -110,6 +111,58 @@ def asks_for_change(request: str) -> bool:
     defines …? Answer with …" does not.
     """
     return bool(_CHANGE_REQUEST.search(request.strip()))
+
+
+_RENAME = re.compile(
+    r"\brename\b(?:\s+the)?(?:\s+(?:function|method|class|variable|constant|setting))?\s+`?(\w+)`?\s+to\s+`?(\w+)`?",
+    re.IGNORECASE,
+)
+_MAX_HINT_EDITS = 12
+
+
+def _rename_hint(request: str, run: list[AgentMessage]) -> str:
+    """For "rename A to B": the lines with A in the files read in ``run``, as one edit call ready to copy."""
+    found = _RENAME.search(request)
+    if not found:
+        return ""
+    old, new = found.groups()
+    word = re.compile(rf"\b{re.escape(old)}\b")
+    edits: list[dict[str, str]] = []
+    for path, text in _read_results(run):
+        seen = {e["old_text"] for e in edits if e["path"] == path}
+        for line in text.split("\n"):
+            if word.search(line) and line not in seen:
+                seen.add(line)
+                edits.append({"path": path, "old_text": line, "new_text": word.sub(new, line)})
+    if not edits:
+        return (
+            f" To rename {old} to {new}, read each file that uses {old} and edit every line with {old}: "
+            f"old_text the line as read, new_text the same line with {new}."
+        )
+    call = {"tool": "edit", "arguments": {"edits": edits[:_MAX_HINT_EDITS]}}
+    return (
+        f"\nThe lines with {old} in the files you read, each changed to {new}, as one call ready to copy "
+        f"(add any file you have not read yet):\n{json.dumps(call)}"
+    )
+
+
+def _read_results(run: list[AgentMessage]) -> list[tuple[str, str]]:
+    """(path, text) of the successful ``read`` calls in ``run``, in order, each path once (its last read)."""
+    paths: dict[str, str] = {}
+    for message in run:
+        if message.get("role") != "assistant":
+            continue
+        for block in cast(list[dict[str, Any]], message.get("content") or []):
+            path = (block.get("arguments") or {}).get("path") if block.get("type") == "toolCall" else None
+            if block.get("name") == "read" and isinstance(path, str):
+                paths[str(block.get("id"))] = path
+    texts: dict[str, str] = {}
+    for message in run:
+        call_id = str(message.get("toolCallId"))
+        if message.get("role") == "toolResult" and not message.get("isError") and call_id in paths:
+            blocks = cast(list[dict[str, Any]], message.get("content") or [])
+            texts[paths[call_id]] = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    return list(texts.items())
 
 
 def _request(run: list[AgentMessage]) -> str:
