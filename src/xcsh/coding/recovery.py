@@ -180,12 +180,15 @@ def _attempted_nothing(run: list[AgentMessage]) -> bool:
     """Whether ``run`` holds no edit or write call (but those that changed nothing) and no bash command
     that may change files.
 
-    Also false once the run reached the tool-call bound (its calls were ended on purpose).
+    Also false once the run reached the tool-call bound or made two calls that changed nothing
+    (its calls were ended on purpose).
     """
     if sum(m.get("role") == "toolResult" for m in run) >= MAX_TOOL_CALLS:
         return False
     # an edit or write that changed nothing (a no-op edit of old text by itself) attempted nothing
     futile = {m.get("toolCallId") for m in run if m.get("role") == "toolResult" and reports_unchanged(m)}
+    if len(futile) >= 2:  # two calls that changed nothing end the tool calls on purpose (small_model)
+        return False
     for message in run:
         if message.get("role") != "assistant":
             continue
