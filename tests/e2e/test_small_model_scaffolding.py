@@ -679,3 +679,27 @@ async def test_a_small_model_whose_only_edit_changed_nothing_is_still_asked_for_
     await run(workspace, small_model(workspace, fake_llm), "Rename the function calc_total to compute_total.")
     nudge = user_texts(fake_llm.requests[2].json)[-1]
     assert nudge.startswith("No file has been changed in this run yet, but the task asks for a change.")
+
+
+async def test_a_small_model_s_method_body_written_from_column_zero_is_indented_like_the_def_it_replaces(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    source = "class Inv:\n    def total(self):\n        return 0\n"
+    (workspace.proj / "inv.py").write_text(source)
+    # old_text copied from "def", new lines indented as if the method stood at column 0
+    flat = {"path": "inv.py", "old_text": "def total(self):", "new_text": "def total(self):\n    return 1"}
+    check = "python3 -c 'import inv; assert inv.Inv().total() == 1'"
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [flat]})),
+        script.tool_calls(("c2", "bash", {"command": check})),
+        script.text("total() now returns 1."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "make total return 1")
+    (_, failed, text), ran = results(frames)
+    assert not failed and text.endswith(
+        "(new_text indented like the line old_text starts in, so that the file still parses)."
+    )
+    assert not ran[1]
+    assert (workspace.proj / "inv.py").read_text() == (
+        "class Inv:\n    def total(self):\n        return 1\n        return 0\n"
+    )

@@ -154,13 +154,57 @@ def _commit(files: list[_FileEdit]) -> None:
             raise ToolError(f"Permission denied: {state.shown}") from exc
 
 
+def _syntax_problem(files: list[_FileEdit]) -> str | None:
+    for state in files:
+        problem = syntax_error_after(state.path, state.shown, state.original, state.content)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _reindented(cwd: Path, edits: list[Any]) -> list[Any] | None:
+    """``edits`` with each multi-line ``new_text`` indented like the line its ``old_text`` starts in.
+
+    Applies to an edit whose ``old_text`` starts without whitespace and occurs once, after
+    indentation, in the file (``def total(self):`` inside a class): the lines of ``new_text``
+    after its first get that indentation. None when no edit is of that kind.
+    """
+    changed = False
+    contents: dict[Path, str] = {}
+    result: list[Any] = []
+    for edit in edits:
+        old, new, raw = edit.get("old_text"), edit.get("new_text"), edit.get("path")
+        if isinstance(old, str) and isinstance(new, str) and isinstance(raw, str) and old and "\n" in new:
+            path = resolve_path(cwd, raw)
+            if path not in contents:
+                contents[path] = _load(path, display_path(cwd, path)).content
+            content = contents[path]
+            if not old[0].isspace() and content.count(old) == 1:
+                start = content.index(old)
+                indent = content[content.rfind("\n", 0, start) + 1 : start]
+                if indent and not indent.strip():
+                    first, *rest = new.split("\n")
+                    edit = {
+                        **edit,
+                        "new_text": "\n".join([first, *(indent + x if x.strip() else x for x in rest)]),
+                    }
+                    changed = True
+        result.append(edit)
+    return result if changed else None
+
+
 def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentToolResult:
     files = _plan(cwd, edits)
+    reindented = False
     if check_syntax:
-        for state in files:
-            problem = syntax_error_after(state.path, state.shown, state.original, state.content)
-            if problem is not None:
+        problem = _syntax_problem(files)
+        if problem is not None:
+            # a small model's usual slip: the new lines indented from column 0, not from old_text's line
+            retry = _reindented(cwd, edits)
+            retried = _plan(cwd, retry) if retry is not None else None
+            if retried is None or _syntax_problem(retried) is not None:
                 raise ToolError(problem)
+            files, reindented = retried, True
     _commit(files)
     summaries: list[str] = []
     diffs: list[str] = []
@@ -177,6 +221,8 @@ def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentTool
         added, removed = diff_stats(diff)
         plural = "s" if state.replacements != 1 else ""
         note = " (matched ignoring whitespace differences)" if state.fuzzy else ""
+        if reindented:
+            note += " (new_text indented like the line old_text starts in, so that the file still parses)"
         summaries.append(
             f"Edited {state.shown}: {state.replacements} replacement{plural}, +{added} -{removed} lines{note}."
         )
@@ -232,7 +278,9 @@ def create_edit_tool(cwd: Path, *, check_syntax: bool = False) -> AgentTool:
     """The ``edit`` tool (replace mode) bound to the session cwd.
 
     With ``check_syntax`` an edit that breaks a Python or JSON file's syntax is refused
-    (``xcsh.coding.tools.syntax_guard``).
+    (``xcsh.coding.tools.syntax_guard``), unless indenting the lines of a multi-line
+    ``new_text`` like the line its ``old_text`` starts in makes it parse; then that is applied
+    and the result says so.
     """
 
     async def execute(
