@@ -404,7 +404,11 @@ async def test_a_small_model_s_edit_that_breaks_python_syntax_is_refused_and_the
 ) -> None:
     source = "class Inv:\n    def total(self):\n        count = 0\n        return count\n"
     (workspace.proj / "inv.py").write_text(source)
-    one_line = {"path": "inv.py", "old_text": "def total(self):", "new_text": "def total(self): return 1"}
+    one_line = {
+        "path": "inv.py",
+        "old_text": "def total(self):",
+        "new_text": "def total(self) return 1",
+    }  # no colon
     fixed = {"path": "inv.py", "old_text": "return count", "new_text": "return count + 1"}
     check = "python3 -c 'import inv; assert inv.Inv().total() == 1'"
     fake_llm.script(
@@ -681,17 +685,41 @@ async def test_a_small_model_whose_only_edit_changed_nothing_is_still_asked_for_
     assert nudge.startswith("No file has been changed in this run yet, but the task asks for a change.")
 
 
-async def test_a_small_model_s_method_body_written_from_column_zero_is_indented_like_the_def_it_replaces(
+async def test_a_small_model_s_new_function_aimed_at_the_def_line_replaces_the_whole_function(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    source = "class Inv:\n    def total(self):\n        count = 0\n        return count\n"
+    (workspace.proj / "inv.py").write_text(source)
+    # old_text is the def line only; new_text a whole new version, indented from column 0
+    new = "def total(self):\n    count = 1\n    return count"
+    aimed = {"path": "inv.py", "old_text": "def total(self):", "new_text": new}
+    check = "python3 -c 'import inv; assert inv.Inv().total() == 1'"
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [aimed]})),
+        script.tool_calls(("c2", "bash", {"command": check})),
+        script.text("total() now returns 1."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "make total return 1")
+    (_, failed, text), ran = results(frames)
+    assert not failed and text.endswith(
+        "(old_text was a def line: the whole function was replaced by new_text)."
+    )
+    assert not ran[1]
+    expected = "class Inv:\n    def total(self):\n        count = 1\n        return count\n"
+    assert (workspace.proj / "inv.py").read_text() == expected
+
+
+async def test_a_small_model_s_new_lines_written_from_column_zero_are_indented_like_old_text_s_line(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     source = "class Inv:\n    def total(self):\n        return 0\n"
     (workspace.proj / "inv.py").write_text(source)
-    # old_text copied from "def", new lines indented as if the method stood at column 0
-    flat = {"path": "inv.py", "old_text": "def total(self):", "new_text": "def total(self):\n    return 1"}
-    check = "python3 -c 'import inv; assert inv.Inv().total() == 1'"
+    flat = {"path": "inv.py", "old_text": "return 0", "new_text": "if self:\n    return 1\nreturn 0"}
     fake_llm.script(
         script.tool_calls(("c1", "edit", {"edits": [flat]})),
-        script.tool_calls(("c2", "bash", {"command": check})),
+        script.tool_calls(
+            ("c2", "bash", {"command": "python3 -c 'import inv; assert inv.Inv().total() == 1'"})
+        ),
         script.text("total() now returns 1."),
     )
     frames = await run(workspace, small_model(workspace, fake_llm), "make total return 1")
@@ -701,5 +729,5 @@ async def test_a_small_model_s_method_body_written_from_column_zero_is_indented_
     )
     assert not ran[1]
     assert (workspace.proj / "inv.py").read_text() == (
-        "class Inv:\n    def total(self):\n        return 1\n        return 0\n"
+        "class Inv:\n    def total(self):\n        if self:\n            return 1\n        return 0\n"
     )

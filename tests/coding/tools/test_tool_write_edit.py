@@ -299,18 +299,18 @@ INVENTORY = "class Inventory:\n    def total(self):\n        count = 0\n        
 async def test_the_checked_edit_refuses_a_change_that_breaks_python_syntax(tmp_path: Path) -> None:
     (tmp_path / "inventory.py").write_text(INVENTORY)
     tool = create_edit_tool(tmp_path, check_syntax=True)
-    bad = {"path": "inventory.py", "old_text": "def total(self):", "new_text": "def total(self): return 0"}
+    bad = {"path": "inventory.py", "old_text": "def total(self):", "new_text": "def total(self) return 0"}
     with pytest.raises(ToolError) as info:
         await tool.execute("c1", {"edits": [bad]}, None, lambda _: None)
     message = str(info.value)
     assert message.startswith(
         "Not applied: after this change inventory.py would no longer parse (SyntaxError:"
     )
-    assert "   2      def total(self): return 0" in message and "Fix the change" in message
+    assert "   2      def total(self) return 0" in message and "Fix the change" in message
     assert (tmp_path / "inventory.py").read_text() == INVENTORY
     # the unchecked edit (models without the small profile) applies it as the reference does
     await _edit(tmp_path, bad)
-    assert "def total(self): return 0" in (tmp_path / "inventory.py").read_text()
+    assert "def total(self) return 0" in (tmp_path / "inventory.py").read_text()
 
 
 async def test_the_checked_edit_and_write_accept_valid_changes_and_files_that_were_already_broken(

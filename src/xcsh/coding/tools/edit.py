@@ -17,7 +17,9 @@ Class exclusive, not abortable.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +130,13 @@ def planned_changes(cwd: Path, edits: list[Any]) -> list[tuple[Path, str, str, s
         return []
 
 
+def _plan_or_none(cwd: Path, edits: list[Any]) -> list[_FileEdit] | None:
+    try:
+        return _plan(cwd, edits)
+    except ToolError:
+        return None
+
+
 def _failure_text(failures: list[tuple[str, str]], total: int) -> str:
     """One failed edit: its error (named when the call had several); more: every one of them."""
     if total == 1:
@@ -193,18 +202,76 @@ def _reindented(cwd: Path, edits: list[Any]) -> list[Any] | None:
     return result if changed else None
 
 
+def _whole_functions(cwd: Path, edits: list[Any]) -> list[Any] | None:
+    """``edits`` with each ``old_text`` that is only a function's ``def`` line widened to the whole function.
+
+    Applies to an edit of a ``.py`` file whose ``old_text`` is one line equal (stripped) to the
+    ``def`` line of exactly one function and whose ``new_text`` starts with a ``def``: the model
+    wrote a new version of the function but aimed at its first line only. ``new_text`` is then
+    indented like that function. None when no edit is of that kind.
+    """
+    changed = False
+    result: list[Any] = []
+    for edit in edits:
+        old, new, raw = edit.get("old_text"), edit.get("new_text"), edit.get("path")
+        widened = None
+        if isinstance(old, str) and isinstance(new, str) and isinstance(raw, str) and "\n" not in old.strip():
+            head = new.lstrip()
+            if raw.endswith(".py") and head.startswith(("def ", "async def ")):
+                path = resolve_path(cwd, raw)
+                widened = _function_span(_load(path, display_path(cwd, path)).content, old.strip())
+        if widened is not None:
+            source, indent = widened
+            body = textwrap.dedent(new.strip("\n"))
+            edit = {**edit, "old_text": source, "new_text": textwrap.indent(body, indent)}
+            changed = True
+        result.append(edit)
+    return result if changed else None
+
+
+def _function_span(content: str, def_line: str) -> tuple[str, str] | None:
+    """(the source lines, the indentation) of the one function whose def line is ``def_line``."""
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError):
+        return None
+    lines = content.split("\n")
+    found = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and lines[node.lineno - 1].strip() == def_line
+        and node.end_lineno is not None
+    ]
+    if len(found) != 1:
+        return None
+    node = found[0]
+    first = lines[node.lineno - 1]
+    return "\n".join(lines[node.lineno - 1 : node.end_lineno]), first[: len(first) - len(first.lstrip())]
+
+
 def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentToolResult:
     files = _plan(cwd, edits)
-    reindented = False
+    rescued = ""
     if check_syntax:
         problem = _syntax_problem(files)
         if problem is not None:
-            # a small model's usual slip: the new lines indented from column 0, not from old_text's line
-            retry = _reindented(cwd, edits)
-            retried = _plan(cwd, retry) if retry is not None else None
-            if retried is None or _syntax_problem(retried) is not None:
+            # a small model's usual slips: a new version of a function aimed at its def line only;
+            # the new lines indented from column 0, not from old_text's line
+            for rescue, note in (
+                (_whole_functions, "old_text was a def line: the whole function was replaced by new_text"),
+                (
+                    _reindented,
+                    "new_text indented like the line old_text starts in, so that the file still parses",
+                ),
+            ):
+                retry = rescue(cwd, edits)
+                retried = _plan_or_none(cwd, retry) if retry is not None else None
+                if retried is not None and _syntax_problem(retried) is None:
+                    files, rescued = retried, note
+                    break
+            else:
                 raise ToolError(problem)
-            files, reindented = retried, True
     _commit(files)
     summaries: list[str] = []
     diffs: list[str] = []
@@ -221,8 +288,8 @@ def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentTool
         added, removed = diff_stats(diff)
         plural = "s" if state.replacements != 1 else ""
         note = " (matched ignoring whitespace differences)" if state.fuzzy else ""
-        if reindented:
-            note += " (new_text indented like the line old_text starts in, so that the file still parses)"
+        if rescued:
+            note += f" ({rescued})"
         summaries.append(
             f"Edited {state.shown}: {state.replacements} replacement{plural}, +{added} -{removed} lines{note}."
         )
@@ -278,9 +345,10 @@ def create_edit_tool(cwd: Path, *, check_syntax: bool = False) -> AgentTool:
     """The ``edit`` tool (replace mode) bound to the session cwd.
 
     With ``check_syntax`` an edit that breaks a Python or JSON file's syntax is refused
-    (``xcsh.coding.tools.syntax_guard``), unless indenting the lines of a multi-line
-    ``new_text`` like the line its ``old_text`` starts in makes it parse; then that is applied
-    and the result says so.
+    (``xcsh.coding.tools.syntax_guard``), unless replacing the whole function (for an
+    ``old_text`` that is only a function's ``def`` line and a ``new_text`` that starts with
+    ``def``), or else indenting the lines of a multi-line ``new_text`` like the line its
+    ``old_text`` starts in, makes it parse; then that is applied and the result says so.
     """
 
     async def execute(
