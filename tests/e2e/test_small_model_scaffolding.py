@@ -609,7 +609,9 @@ async def test_a_small_model_that_changed_nothing_for_a_change_request_gets_one_
 ) -> None:
     (workspace.proj / "billing.py").write_text("def calc_total(prices):\n    return sum(prices)\n")
     renamed = {"path": "billing.py", "old_text": "def calc_total(", "new_text": "def compute_total("}
+    (workspace.proj / "main.py").write_text("from billing import calc_total\n")
     fake_llm.script(
+        script.tool_calls(("c0", "grep", {"pattern": "calc_total"})),
         script.tool_calls(("c1", "read", {"path": "billing.py"})),
         script.tool_calls(("c2", "bash", {"command": "python3 -c 'import billing' 2>&1"})),
         script.text("Renamed calc_total to compute_total."),  # a claim: nothing changed
@@ -621,16 +623,23 @@ async def test_a_small_model_that_changed_nothing_for_a_change_request_gets_one_
         workspace, small_model(workspace, fake_llm), "Rename the function calc_total to compute_total."
     )
     assert (workspace.proj / "billing.py").read_text().startswith("def compute_total(")
-    nudge = user_texts(fake_llm.requests[3].json)[-1]
+    nudge = user_texts(fake_llm.requests[4].json)[-1]
     assert nudge.startswith("No file has been changed in this run yet, but the task asks for a change.")
-    # the lines to change, from what the model read, as one call to copy
-    ready = {
-        "path": "billing.py",
-        "old_text": "def calc_total(prices):",
-        "new_text": "def compute_total(prices):",
-    }
-    assert nudge.endswith(json.dumps({"tool": "edit", "arguments": {"edits": [ready]}}))
-    assert fake_llm.requests[3].json.get("tool_choice") == "required"
+    # the lines to change, from what the model grepped and read, as one call to copy
+    ready = [
+        {
+            "path": "billing.py",
+            "old_text": "def calc_total(prices):",
+            "new_text": "def compute_total(prices):",
+        },
+        {
+            "path": "main.py",
+            "old_text": "from billing import calc_total",
+            "new_text": "from billing import compute_total",
+        },
+    ]
+    assert nudge.endswith(json.dumps({"tool": "edit", "arguments": {"edits": ready}}))
+    assert fake_llm.requests[4].json.get("tool_choice") == "required"
     kinds = [
         f["message"]["details"]["kind"]
         for f in frames
@@ -642,7 +651,7 @@ async def test_a_small_model_that_changed_nothing_for_a_change_request_gets_one_
     await run(
         workspace, small_model(workspace, fake_llm), "Which file defines compute_total? Answer with its name."
     )
-    assert len(fake_llm.requests) == 8
+    assert len(fake_llm.requests) == 9
 
 
 async def test_a_small_model_reading_the_test_first_is_told_where_the_code_is_and_may_not_even_no_op_edit_it(

@@ -121,7 +121,7 @@ _MAX_HINT_EDITS = 12
 
 
 def _rename_hint(request: str, run: list[AgentMessage]) -> str:
-    """For "rename A to B": the lines with A in the files read in ``run``, as one edit call ready to copy."""
+    """For "rename A to B": the lines with A that ``run`` showed (reads, grep matches), as one edit call."""
     found = _RENAME.search(request)
     if not found:
         return ""
@@ -141,14 +141,18 @@ def _rename_hint(request: str, run: list[AgentMessage]) -> str:
         )
     call = {"tool": "edit", "arguments": {"edits": edits[:_MAX_HINT_EDITS]}}
     return (
-        f"\nThe lines with {old} in the files you read, each changed to {new}, as one call ready to copy "
-        f"(add any file you have not read yet):\n{json.dumps(call)}"
+        f"\nThe lines with {old} that you have seen, each changed to {new}, as one call ready to copy "
+        f"(add any line you have not seen yet):\n{json.dumps(call)}"
     )
 
 
+_GREP_MATCH = re.compile(r"^([^\s:][^:]*):(\d+):(.*)$")
+
+
 def _read_results(run: list[AgentMessage]) -> list[tuple[str, str]]:
-    """(path, text) of the successful ``read`` calls in ``run``, in order, each path once (its last read)."""
-    paths: dict[str, str] = {}
+    """(path, text) of what ``run`` showed of files: each successful ``read`` (a path's last read),
+    and the matching lines of each successful ``grep`` (``path:line:text``)."""
+    paths: dict[str, str | None] = {}  # call id → the read's path, or None for a grep
     for message in run:
         if message.get("role") != "assistant":
             continue
@@ -156,12 +160,23 @@ def _read_results(run: list[AgentMessage]) -> list[tuple[str, str]]:
             path = (block.get("arguments") or {}).get("path") if block.get("type") == "toolCall" else None
             if block.get("name") == "read" and isinstance(path, str):
                 paths[str(block.get("id"))] = path
+            elif block.get("type") == "toolCall" and block.get("name") == "grep":
+                paths[str(block.get("id"))] = None
     texts: dict[str, str] = {}
     for message in run:
         call_id = str(message.get("toolCallId"))
-        if message.get("role") == "toolResult" and not message.get("isError") and call_id in paths:
-            blocks = cast(list[dict[str, Any]], message.get("content") or [])
-            texts[paths[call_id]] = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        if message.get("role") != "toolResult" or message.get("isError") or call_id not in paths:
+            continue
+        blocks = cast(list[dict[str, Any]], message.get("content") or [])
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        read_path = paths[call_id]
+        if read_path is not None:
+            texts[read_path] = text
+            continue
+        for line in text.split("\n"):
+            match = _GREP_MATCH.match(line)
+            if match:
+                texts[match[1]] = texts.get(match[1], "") + match[3] + "\n"
     return list(texts.items())
 
 
