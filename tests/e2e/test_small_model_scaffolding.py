@@ -740,3 +740,27 @@ async def test_a_small_model_s_new_lines_written_from_column_zero_are_indented_l
     assert (workspace.proj / "inv.py").read_text() == (
         "class Inv:\n    def total(self):\n        if self:\n            return 1\n        return 0\n"
     )
+
+
+async def test_a_small_model_s_no_op_edit_of_a_def_line_is_answered_with_the_function_s_lines(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "mathutil.py").write_text(MATHUTIL)
+    same = {"path": "mathutil.py", "old_text": "def average(values):", "new_text": "def average(values):"}
+    fixed = {"path": "mathutil.py", "old_text": "(len(values) + 1)", "new_text": "len(values)"}
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [same]})),
+        script.tool_calls(("c2", "edit", {"edits": [fixed]})),
+        script.tool_calls(
+            ("c3", "bash", {"command": "python3 -c 'import mathutil; print(mathutil.average([2, 4]))'"})
+        ),
+        script.text("Fixed average()."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix average() in mathutil.py")
+    (_, failed, text), fixing, _ = results(frames)
+    assert not failed and text.startswith("No change needed in mathutil.py")
+    assert text.endswith(
+        "old_text was only a def line. To fix code inside the function, use as old_text the line to fix, "
+        "copied from its current text below, and as new_text that line corrected:\n" + MATHUTIL.rstrip("\n")
+    )
+    assert not fixing[1]

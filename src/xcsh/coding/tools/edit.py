@@ -53,6 +53,7 @@ class _FileEdit:
     fuzzy: bool = False
     edits: list[int] = field(default_factory=list)
     unchanged: int = 0
+    noop_texts: list[str] = field(default_factory=list)  # old_text of the edits that changed nothing
 
 
 def _load(path: Path, shown: str) -> _FileEdit:
@@ -97,6 +98,7 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
             # nothing to do when the text is already there; an error only when it is not
             if old_text and find_text(state.content, old_text, path=state.shown):
                 state.unchanged += 1
+                state.noop_texts.append(old_text)
                 continue
             message = "old_text and new_text are identical, and " + not_found_message(
                 state.content, old_text, state.shown
@@ -250,6 +252,21 @@ def _function_span(content: str, def_line: str) -> tuple[str, str] | None:
     return "\n".join(lines[node.lineno - 1 : node.end_lineno]), first[: len(first) - len(first.lstrip())]
 
 
+def _function_lines(state: _FileEdit) -> str:
+    """For no-op edits whose old_text is a function's def line: that function's lines, to copy from."""
+    shown: list[str] = []
+    for old in state.noop_texts:
+        span = _function_span(state.original, old.strip()) if state.path.suffix == ".py" else None
+        if span is not None and span[0] not in shown:
+            shown.append(span[0])
+    if not shown:
+        return ""
+    return (
+        "\nold_text was only a def line. To fix code inside the function, use as old_text the line to "
+        "fix, copied from its current text below, and as new_text that line corrected:\n" + "\n\n".join(shown)
+    )
+
+
 def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentToolResult:
     files = _plan(cwd, edits)
     rescued = ""
@@ -281,6 +298,7 @@ def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentTool
             summaries.append(
                 f"No change needed in {state.shown}: old_text and new_text are identical and that text "
                 "is already in the file. To change it, put the changed version in new_text."
+                + (_function_lines(state) if check_syntax else "")
             )
             continue
         diff = unified_diff(state.original, state.content, state.shown)
