@@ -764,3 +764,27 @@ async def test_a_small_model_s_no_op_edit_of_a_def_line_is_answered_with_the_fun
         "copied from its current text below, and as new_text that line corrected:\n" + MATHUTIL.rstrip("\n")
     )
     assert not fixing[1]
+
+
+async def test_a_small_model_sending_an_applied_edit_again_is_refused_instead_of_adding_its_text_twice(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.proj / "calc.py").write_text(BUGGY)
+    insert = {"path": "calc.py", "old_text": "def add(a, b):", "new_text": "def add(a, b):\n    # adds"}
+    fixed = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
+    check = "python3 -c 'import calc; assert calc.add(2, 3) == 5'"
+    fake_llm.script(
+        script.tool_calls(("c1", "edit", {"edits": [insert]})),
+        script.tool_calls(("c2", "bash", {"command": check})),
+        script.tool_calls(("c3", "edit", {"edits": [insert]})),  # the same edit again: would insert twice
+        script.tool_calls(("c4", "edit", {"edits": [fixed]})),
+        script.tool_calls(("c5", "bash", {"command": check})),
+        script.text("Fixed add()."),
+    )
+    frames = await run(workspace, small_model(workspace, fake_llm), "Fix add() in calc.py")
+    texts = results(frames)
+    assert texts[2][1] and texts[2][2].startswith(
+        "Not applied: you made exactly this edit before in this task"
+    )
+    assert not texts[3][1] and not texts[4][1]
+    assert (workspace.proj / "calc.py").read_text() == "def add(a, b):\n    # adds\n    return a + b\n"

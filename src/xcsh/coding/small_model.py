@@ -53,6 +53,12 @@ UNCHANGED_NOTE = (
     "say what you changed or found, and what is left to do."
 )
 
+REAPPLY_NOTE = (
+    "Not applied: you made exactly this edit before in this task and it was applied, so the file "
+    "already has its new_text; applying it again would add the same text a second time. If the "
+    "task's test still fails, this change was not the fix: read the failing line again and change "
+    "a different line (old_text = that line as it is now, new_text = the corrected line)."
+)
 MAX_REPEATS = 3
 REPEATS_NOTE = (
     "\n\nThat is {n} times the same call failed the same way. Stop calling tools and answer now: say "
@@ -127,6 +133,8 @@ def install(session: AgentSession, config: bool) -> None:
             return None
         cwd = session.cwd
         prompt = prompt_text(session.messages)
+        if call["name"] == "edit" and _applied_before(session.messages, call):
+            return await refused(call, REAPPLY_NOTE)
         if call["name"] == "write":
             raw, content = args.get("path"), args.get("content")
             if not isinstance(raw, str) or not isinstance(content, str):
@@ -168,6 +176,28 @@ def install(session: AgentSession, config: bool) -> None:
     session.hooks.before_user_message.append(look_first)
     session.hooks.before_tool_call.append(guard)
     session.hooks.after_tool_call.append(annotate)
+
+
+def _applied_before(messages: Sequence[AgentMessage], call: ToolCall) -> bool:
+    """Whether an edit with ``call``'s arguments already changed a file since the last user message."""
+    changed: set[str] = set()
+    for message in messages[::-1]:
+        role = message.get("role")
+        if role == "user":
+            return False
+        if role == "toolResult" and not message.get("isError") and not reports_unchanged(message):
+            changed.add(str(message.get("toolCallId")))
+        if role == "assistant":
+            for block in cast(list[dict[str, Any]], message.get("content") or []):
+                if (
+                    block.get("type") == "toolCall"
+                    and block.get("id") != call["id"]
+                    and str(block.get("id")) in changed
+                    and block.get("name") == call["name"]
+                    and block.get("arguments") == call["arguments"]
+                ):
+                    return True
+    return False
 
 
 def prompt_text(messages: Sequence[AgentMessage]) -> str:
