@@ -112,6 +112,11 @@ class StdinReader:
         """A chunk, None at EOF, or b"" when there was nothing to read after all."""
         if self._ended:
             return b""
+        # The loop's readiness can be stale: input the writer took with hold() while a frame
+        # waited for room, earlier in the same loop turn, leaves stdin empty, and a read of an
+        # empty blocking pipe would wait for the host, which waits for our answers.
+        if not select.select([self._fd], [], [], 0)[0]:
+            return b""
         try:
             data = os.read(self._fd, self._chunk)
         except (BlockingIOError, InterruptedError):
