@@ -70,6 +70,17 @@ def custom_message(
     return message
 
 
+def request_text(messages: Sequence[AgentMessage], *, last: bool = True) -> str:
+    """The text of the last (or, with ``last=False``, the first) user message in ``messages``, or ""."""
+    for message in messages[::-1] if last else messages:
+        if message["role"] == "user":
+            content = message["content"]
+            if isinstance(content, str):
+                return content
+            return "\n".join(block["text"] for block in content if block["type"] == "text")
+    return ""
+
+
 def bash_execution_text(message: BashExecutionMessage) -> str:
     """How the model sees a user ``bash`` run (agent-behaviour §10.3)."""
     output = message.get("output") or ""

@@ -30,7 +30,7 @@ from typing import Any, cast
 from xcsh.agent.loop import RecoveryTurn
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.types import Model, ToolCall, ToolResultMessage
-from xcsh.coding.messages import custom_message
+from xcsh.coding.messages import custom_message, request_text
 
 SMALL_PROFILE = "small"
 MAX_TOOL_CALLS = 25  # tool calls per prompt before a small model must answer (``xcsh.coding.small_model``)
@@ -81,13 +81,14 @@ def recovery_message(
             "none, do not ask for one: give your final answer again, saying what you changed."
         )
         return RecoveryTurn(custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "verify"}))
-    if not given and asks_for_change(_request(run)) and _attempted_nothing(run):
+    request = request_text(run, last=False)
+    if not given and asks_for_change(request) and _attempted_nothing(run):
         text = (
             "No file has been changed in this run yet, but the task asks for a change. Make the change "
             "now: edit each file that needs it (old_text copied exactly from the file as you read it, "
             "new_text the changed text), then run the task's command if it names one. If you already "
             "made the change with a bash command, run the task's command to show it."
-        ) + _rename_hint(_request(run), run)
+        ) + _rename_hint(request, run)
         message = custom_message(RECOVERY_TYPE, text, display=False, details={"kind": "unchanged"})
         return RecoveryTurn(message, tool_choice="required")
     return None
@@ -178,17 +179,6 @@ def _read_results(run: list[AgentMessage]) -> list[tuple[str, str]]:
             if match:
                 texts[match[1]] = texts.get(match[1], "") + match[3] + "\n"
     return list(texts.items())
-
-
-def _request(run: list[AgentMessage]) -> str:
-    for message in run:
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            blocks = cast(list[dict[str, Any]], content or [])
-            return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-    return ""
 
 
 def _attempted_nothing(run: list[AgentMessage]) -> bool:

@@ -61,11 +61,19 @@ def keeps_tests(prompt: str) -> bool:
     return bool(_PASS_OR_FAIL.search(prompt)) and not _ASKS_FOR_TESTS.search(prompt)
 
 
-def test_file_problem(cwd: Path, path: Path, shown: str, prompt: str) -> str | None:
-    """The refusal for changing the existing test file ``path`` when the prompt keeps tests, else None."""
+def _kept_test(cwd: Path, path: Path, shown: str, prompt: str) -> tuple[str, str] | None:
+    """``_imports_text`` for an existing test file the prompt keeps unchanged, else None."""
     if not is_test_file(path) or not path.is_file() or not keeps_tests(prompt):
         return None
-    where, target = _imports_text(cwd, path, shown)
+    return _imports_text(cwd, path, shown)
+
+
+def test_file_problem(cwd: Path, path: Path, shown: str, prompt: str) -> str | None:
+    """The refusal for changing the existing test file ``path`` when the prompt keeps tests, else None."""
+    kept = _kept_test(cwd, path, shown, prompt)
+    if kept is None:
+        return None
+    where, target = kept
     return (
         f"Not applied: {shown} is a test file, and the task is to make the tests pass, so the tests are "
         f"right and the code they test is wrong. Do not change {shown}.\n"
@@ -77,9 +85,10 @@ def test_file_problem(cwd: Path, path: Path, shown: str, prompt: str) -> str | N
 
 def test_read_note(cwd: Path, path: Path, shown: str, prompt: str) -> str | None:
     """A note for the result of reading the test file ``path`` when the prompt keeps tests, else None."""
-    if not is_test_file(path) or not path.is_file() or not keeps_tests(prompt):
+    kept = _kept_test(cwd, path, shown, prompt)
+    if kept is None:
         return None
-    where, target = _imports_text(cwd, path, shown)
+    where, target = kept
     return (
         f"\n\nNote: {shown} is a test file. The task is to make it pass without changing it, so the "
         f"code to fix or add is in the code it tests.\n{where}Read {target} next and make the change there."

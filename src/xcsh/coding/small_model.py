@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import TextContent, ToolCall
+from xcsh.coding.messages import request_text
 from xcsh.coding.recovery import (
     MAX_TOOL_CALLS,
     earlier_failures,
@@ -111,7 +112,7 @@ def install(session: AgentSession, config: bool) -> None:
         elif call["name"] == "read" and not is_error and isinstance(call["arguments"].get("path"), str):
             path = resolve_path(session.cwd, call["arguments"]["path"])
             note = test_read_note(
-                session.cwd, path, display_path(session.cwd, path), prompt_text(session.messages)
+                session.cwd, path, display_path(session.cwd, path), request_text(session.messages)
             )
             if note:
                 tail.append({"type": "text", "text": note})
@@ -132,7 +133,7 @@ def install(session: AgentSession, config: bool) -> None:
         if call["name"] not in ("edit", "write") or not has_small_profile(session.model):
             return None
         cwd = session.cwd
-        prompt = prompt_text(session.messages)
+        prompt = request_text(session.messages)
         if call["name"] == "edit" and _applied_before(session.messages, call):
             return await refused(call, REAPPLY_NOTE)
         if call["name"] == "write":
@@ -198,19 +199,6 @@ def _applied_before(messages: Sequence[AgentMessage], call: ToolCall) -> bool:
                 ):
                     return True
     return False
-
-
-def prompt_text(messages: Sequence[AgentMessage]) -> str:
-    """The text of the last user message (the request the model works on), or an empty string."""
-    for message in messages[::-1]:
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content
-        blocks = cast(list[dict[str, Any]], content or [])
-        return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-    return ""
 
 
 def _this_prompt(messages: Sequence[AgentMessage]) -> tuple[int, int]:
