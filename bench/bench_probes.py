@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agents import Agent, find_agents
+from agents import Agent, compile_xcsh, find_agents
 from host import Host
 
 from xcsh.testing import script
@@ -443,6 +443,12 @@ async def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "probes.json"))
     parser.add_argument("--profile", help="run xcsh under py-spy, collapsed stacks into this folder")
     parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="do not write xcsh's bytecode first (start-up then includes compiling wherever "
+        "PYTHONDONTWRITEBYTECODE is set)",
+    )
+    parser.add_argument(
         "--peer-results",
         help="a probes.json of an earlier run: its figures for agents not run now join the table",
     )
@@ -450,6 +456,7 @@ async def main() -> None:
     profile = Path(options.profile) if options.profile else None
     agents = find_agents(options.agents.split(","), Path(options.peers), profile)
     probes = options.probes.split(",")
+    bytecode = {"compiled": False, "why": "--no-compile"} if options.no_compile else compile_xcsh()
     load_before = _uptime()
     results: dict[str, dict[str, Any]] = {a.name: {} for a in agents}
     with FakeLLM() as fake:
@@ -479,6 +486,7 @@ async def main() -> None:
         "load_before": load_before,
         "load_after": _uptime(),
         "quick": options.quick,
+        "xcsh_bytecode": bytecode,
         "peer_results_from": (
             {"file": options.peer_results, "date": earlier.get("date"), "load": earlier.get("load_before")}
             if earlier
