@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import cast
 
 from xcsh.ai.types import Model
@@ -41,7 +41,13 @@ class ProviderInfo:
 
 @cache
 def _load() -> tuple[tuple[ProviderInfo, ...], tuple[Model, ...]]:
-    raw = resources.files("xcsh.ai").joinpath("data", "models.json").read_text(encoding="utf-8")
+    path = Path(__file__).with_name("data") / "models.json"
+    if path.is_file():
+        raw = path.read_text(encoding="utf-8")
+    else:  # a packaging that keeps no plain files (zip): the resource reader (not paid otherwise)
+        from importlib import resources
+
+        raw = resources.files("xcsh.ai").joinpath("data", "models.json").read_text(encoding="utf-8")
     data = json.loads(raw)
     providers = tuple(
         ProviderInfo(

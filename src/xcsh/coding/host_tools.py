@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
@@ -174,7 +174,7 @@ class HostToolBridge:
     # ---- execution -------------------------------------------------------------------
     def _fresh_id(self) -> str:
         while True:
-            candidate = secrets.token_hex(8)
+            candidate = os.urandom(8).hex()
             if candidate not in self._pending:
                 return candidate
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -101,7 +100,11 @@ def encode_cwd(cwd: Path, *, home: Path | None = None, temp_root: Path | None = 
     """
     resolved = _resolve(cwd)
     home_root = _resolve(home if home is not None else Path.home())
-    temp = _resolve(temp_root if temp_root is not None else Path(tempfile.gettempdir()))
+    if temp_root is None:
+        import tempfile  # only here: not paid by every start-up
+
+        temp_root = Path(tempfile.gettempdir())
+    temp = _resolve(temp_root)
     in_home = _relative_to(home_root, resolved)
     if in_home is not None:
         return "-" + _encode(in_home)

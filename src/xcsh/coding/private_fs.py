@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 PRIVATE_FILE_MODE = 0o600
@@ -76,7 +75,7 @@ def write_private_file(path: Path, data: bytes, *, sync_dir: bool = False) -> No
     """
     path = Path(path)
     make_private_dirs(path.parent)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         write_fully(fd, data)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import codecs
 import re
-import tempfile
 from collections import deque
 from collections.abc import Callable
 from typing import IO
@@ -95,6 +94,8 @@ class OutputCapture:
         if self._spill is not None:
             self._spill.write(text)
         elif self.total_bytes > self._limit:
+            import tempfile  # on first spill only
+
             fd, path = tempfile.mkstemp(prefix="xcsh-bash-", suffix=".log")
             self._spill = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
             self.spill_path = path

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +125,8 @@ class BashSession:
         on_output: Callable[[str], None] | None,
     ) -> BashRunResult:
         if self._state_dir is None or not self._state_dir.is_dir():
+            import tempfile  # on first use only
+
             self._state_dir = Path(tempfile.mkdtemp(prefix="xcsh-shell-"))
         state = self._state_dir
         for name in ("env", "cwd"):

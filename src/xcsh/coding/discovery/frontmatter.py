@@ -6,8 +6,6 @@ import logging
 import re
 from typing import Any
 
-import yaml
-
 logger = logging.getLogger(__name__)
 
 
@@ -28,6 +26,8 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, normalized
     metadata = normalized[4:end] if normalized[3:4] == "\n" else normalized[3:end]
     body = normalized[end + 4 :].strip()
+    import yaml  # only for a file with front matter: not paid by every start-up
+
     try:
         loaded = yaml.safe_load(metadata.replace("\t", "  "))
     except yaml.YAMLError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import secrets
+import os
 import threading
 import time
 import uuid
@@ -192,7 +192,7 @@ class ContextChangeEntry(TypedDict):
 
 _snowflake_lock = threading.Lock()
 _snowflake_last = 0
-_snowflake_node = secrets.randbits(10)
+_snowflake_node = int.from_bytes(os.urandom(2), "big") & 0x3FF  # 10 random bits
 
 
 def new_session_id() -> str:

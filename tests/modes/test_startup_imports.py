@@ -1,0 +1,97 @@
+"""The first ``get_state`` answer of ``xcsh --mode rpc`` is built without what only later work needs.
+
+Start-up cost is mostly imports (docs/performance.md, profile 18 onwards), so what a fresh process
+imports before it answers is the structural guard; timing is bench/'s business. The process is
+spawned with ``python -X importtime`` and every module it imported until it exited (after one
+``get_state`` and the end of stdin; warm-up off) is read back from stderr.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PROVIDER_KEY_VARS
+
+# Loaded on first use (or by the idle warm-up), never for the first answer.
+LAZY = (
+    "yaml",  # config files parse it when they exist; this workspace has none (models.json)
+    "tempfile",  # session-dir naming and bash output spills import it when they run
+    "secrets",
+    "importlib.resources",  # the model catalogue is a plain file beside the package
+)
+# Must be imported, or the parse below found nothing and the check above proves nothing.
+NEEDED = ("xcsh.modes.rpc.server", "xcsh.coding.session", "asyncio", "msgspec")
+
+
+def _imported(stderr: str) -> set[str]:
+    """Module names in ``-X importtime`` output ("import time: self | cumulative | name")."""
+    names: set[str] = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:"):
+            name = line.rsplit("|", 1)[-1].strip()
+            if name and name != "imported package":
+                names.add(name)
+    return names
+
+
+def _first_answer(tmp_path: Path) -> tuple[dict[str, Any], set[str]]:
+    agent, project = tmp_path / "agent", tmp_path / "proj"
+    agent.mkdir()
+    project.mkdir()
+    provider = {
+        "baseUrl": "http://127.0.0.1:9/v1",  # never contacted: no prompt is sent
+        "apiKey": "k",
+        "api": "openai-completions",
+        "models": [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096, "reasoning": False}],
+    }
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS}
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env.update(
+        PI_CODING_AGENT_DIR=str(agent),
+        XCSH_DISABLED_PROVIDERS="local",
+        XCSH_WARM="0",
+        PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "xcsh", "--mode", "rpc", "--no-session"],
+        input='{"type":"get_state","id":"s1"}\n',
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    frames = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    answer = next(f for f in frames if f.get("id") == "s1")
+    return answer, _imported(done.stderr)
+
+
+def test_the_first_get_state_answer_is_complete_without_loading_what_only_later_work_needs(
+    tmp_path: Path,
+) -> None:
+    answer, names = _first_answer(tmp_path)
+    assert answer["success"] is True
+    data = answer["data"]
+    assert data["model"]["id"] == "fake-model"
+    tools = {tool["name"] for tool in data["dumpTools"]}
+    assert {"read", "bash", "edit", "write"} <= tools
+    assert all(tool["description"] and tool["parameters"] for tool in data["dumpTools"])
+    assert "read" in data["systemPrompt"]
+    assert set(NEEDED) <= names, sorted(set(NEEDED) - names)
+    assert sorted(name for name in names if name in LAZY) == []
+
+
+@pytest.mark.parametrize("module", LAZY)
+def test_every_module_the_start_up_guard_names_exists(module: str) -> None:
+    # a misspelt name would never be imported and so always "pass" the guard above
+    assert importlib.util.find_spec(module) is not None
