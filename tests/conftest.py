@@ -74,7 +74,7 @@ def fake_llm() -> Iterator[FakeLLM]:
         server.stop()
 
 
-WIRE_BASE_PATHS = {"openai-completions": "/v1", "anthropic-messages": ""}
+WIRE_BASE_PATHS = {"openai-completions": "/v1", "anthropic-messages": "", "openai-responses": "/v1"}
 
 
 def fake_models_yml(base_url: str, *, extra_models: str = "", api: str = "openai-completions") -> str:

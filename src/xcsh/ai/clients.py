@@ -1,29 +1,28 @@
-"""Lazy construction of the official SDK clients, retries always off.
+"""What every provider's HTTP client shares: the pool key, headers, loopback detection, TLS.
 
-Our retry policy (coding layer) is the only one: every retry must be visible on the
-protocol, so the SDKs' own transport retries are disabled here.
+Also the lazily built Google SDK client (the only provider still on its vendor SDK; the
+Anthropic and OpenAI wires go through :mod:`xcsh.ai.transport`). Retries are always off:
+our retry policy (coding layer) is the only one, so every retry is visible on the protocol.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Model
 
-if TYPE_CHECKING:
-    import anthropic
-    import openai
-
 _cache: dict[tuple[Any, ...], Any] = {}
 
 
-def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
+def merged_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    """The model's configured headers with the call's own on top."""
     return {**model.get("headers", {}), **options.headers}
 
 
-def _key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
+def client_key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
+    """What makes a pooled HTTP client reusable for a call: loop, base URL, key, headers, timeout."""
     import asyncio
 
     try:
@@ -35,7 +34,7 @@ def _key(kind: str, model: Model, options: StreamOptions) -> tuple[Any, ...]:
         loop_id,
         model["baseUrl"],
         options.api_key,
-        tuple(sorted(_headers(model, options).items())),
+        tuple(sorted(merged_headers(model, options).items())),
         options.timeout_s,
     )
 
@@ -59,7 +58,7 @@ _ssl_lock = threading.Lock()
 
 
 def shared_ssl_context(*, trust_env: bool) -> Any:
-    """The process's TLS context (one per ``trust_env``), made by the SDKs' HTTP library.
+    """The process's TLS context (one per ``trust_env``), made by ``httpx2``.
 
     Each new HTTP client would otherwise build its own, loading the CA bundle again (100 ms
     or more of CPU on a small machine, paid on the first prompt). Contexts are thread-safe
@@ -68,67 +67,15 @@ def shared_ssl_context(*, trust_env: bool) -> Any:
     with _ssl_lock:
         context = _ssl_contexts.get(trust_env)
         if context is None:
-            import importlib
+            import httpx2
 
-            try:
-                http = importlib.import_module("httpx2")
-            except ImportError:  # an SDK release still on httpx
-                http = importlib.import_module("httpx")
-            context = http.create_ssl_context(trust_env=trust_env)
+            context = httpx2.create_ssl_context(trust_env=trust_env)
             _ssl_contexts[trust_env] = context
     return context
 
 
-def _http_client_kwargs(sdk: Any, model: Model, options: StreamOptions) -> dict[str, Any]:
-    # A local server (llama.cpp, Ollama, the embedded model, a test double) must not be reached
-    # through HTTP(S)_PROXY settings meant for the internet.
-    trust_env = not is_loopback_url(model.get("baseUrl") or "")
-    verify = shared_ssl_context(trust_env=trust_env)
-    return {
-        "http_client": sdk.DefaultAsyncHttpxClient(
-            trust_env=trust_env, timeout=options.timeout_s, verify=verify
-        )
-    }
-
-
-def openai_client(model: Model, options: StreamOptions) -> openai.AsyncOpenAI:
-    key = _key("openai", model, options)
-    client = _cache.get(key)
-    if client is None:
-        import openai
-
-        client = openai.AsyncOpenAI(
-            api_key=options.api_key or "no-key",
-            base_url=model["baseUrl"] or None,
-            max_retries=0,
-            timeout=options.timeout_s,
-            default_headers=_headers(model, options) or None,
-            **_http_client_kwargs(openai, model, options),
-        )
-        _cache[key] = client
-    return client  # type: ignore[no-any-return]  # cache holds Any
-
-
-def anthropic_client(model: Model, options: StreamOptions) -> anthropic.AsyncAnthropic:
-    key = _key("anthropic", model, options)
-    client = _cache.get(key)
-    if client is None:
-        import anthropic
-
-        client = anthropic.AsyncAnthropic(
-            api_key=options.api_key or "no-key",
-            base_url=model["baseUrl"] or None,
-            max_retries=0,
-            timeout=options.timeout_s,
-            default_headers=_headers(model, options) or None,
-            **_http_client_kwargs(anthropic, model, options),
-        )
-        _cache[key] = client
-    return client  # type: ignore[no-any-return]  # cache holds Any
-
-
 def google_client(model: Model, options: StreamOptions) -> Any:
-    key = _key("google", model, options)
+    key = client_key("google", model, options)
     client = _cache.get(key)
     if client is None:
         from google import genai
@@ -138,7 +85,7 @@ def google_client(model: Model, options: StreamOptions) -> Any:
             base_url=model["baseUrl"] or None,
             # a configured base URL already ends with the API version (…/v1beta)
             api_version="" if model["baseUrl"] else None,
-            headers=_headers(model, options) or None,
+            headers=merged_headers(model, options) or None,
             timeout=int(options.timeout_s * 1000),
             retry_options=types.HttpRetryOptions(attempts=1),
         )
@@ -157,47 +104,3 @@ def encode_body(body: dict[str, Any]) -> bytes:
         import json
 
         return json.dumps(body).encode()  # lone surrogates \u-escaped, big integers whole
-
-
-async def post_stream(client: Any, path: str, body: dict[str, Any], *, cast_to: Any, stream_cls: Any) -> Any:
-    """POST an already well-formed JSON ``body`` through an SDK client and return its event stream.
-
-    The SDKs' typed ``create`` methods copy and re-walk the whole request (every message of the
-    history) through their typing machinery on each call, which made each prompt cost more than
-    the last. The body built by a provider is already plain JSON, so it is encoded once here and
-    handed to the client's own ``post``: transport, auth headers, HTTP errors, SSE parsing and
-    the typed stream events stay the SDK's.
-    """
-    body = {**body, "stream": True}
-    return await client.post(
-        path, cast_to=cast_to, content=encode_body(body), stream=True, stream_cls=stream_cls
-    )
-
-
-async def post_chat_completions(client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
-    """Stream ``POST /chat/completions``; chunks are attribute views of their JSON (plain_stream.py)."""
-    from openai.types.chat import ChatCompletion
-
-    from xcsh.ai.plain_stream import PlainChunkStream
-
-    return await post_stream(
-        client, "/chat/completions", body, cast_to=ChatCompletion, stream_cls=PlainChunkStream
-    )
-
-
-async def post_responses(client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
-    """Stream ``POST /responses`` (events: ``ResponseStreamEvent``)."""
-    from openai import AsyncStream
-    from openai.types.responses import Response, ResponseStreamEvent
-
-    stream_cls = AsyncStream[ResponseStreamEvent]
-    return await post_stream(client, "/responses", body, cast_to=Response, stream_cls=stream_cls)
-
-
-async def post_messages(client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> Any:
-    """Stream ``POST /v1/messages`` (events: ``RawMessageStreamEvent``)."""
-    from anthropic import AsyncStream
-    from anthropic.types import Message, RawMessageStreamEvent
-
-    stream_cls = AsyncStream[RawMessageStreamEvent]
-    return await post_stream(client, "/v1/messages", body, cast_to=Message, stream_cls=stream_cls)

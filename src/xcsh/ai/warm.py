@@ -1,11 +1,12 @@
-"""Warming a provider before its first call: import its module and SDK in a background thread.
+"""Warming a provider before its first call: import its module and HTTP stack in a background thread.
 
-Provider SDKs are imported lazily so that start-up stays fast, but then the first prompt pays
-for the import (a second or more on a small machine) while the user watches. Once the process
-is ready, :func:`warm_in_background` imports what the current model's api needs in a daemon
-thread. While it runs, the interpreter's thread switch interval is shortened so the event loop
-keeps answering commands promptly; it is restored when the thread ends. Warming is best effort:
-a failure is logged at debug level and the first call simply imports as before.
+Providers and their HTTP stack (``httpx2``; Google's SDK) are imported lazily so that start-up
+stays fast, but then the first prompt would pay for the import while the user watches. Once the
+process is ready, :func:`warm_in_background` imports what the current model's api needs in a
+daemon thread (and builds the TLS context if its URL is https). While it runs, the
+interpreter's thread switch interval is shortened so the event loop keeps answering commands
+promptly; it is restored when the thread ends. Warming is best effort: a failure is logged at
+debug level and the first call simply imports as before.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ import importlib
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from xcsh.ai.clients import is_loopback_url, shared_ssl_context
+from xcsh.ai.options import StreamOptions
+
+if TYPE_CHECKING:
+    from xcsh.ai.transport import Vendor
 
 logger = logging.getLogger(__name__)
 
@@ -28,81 +32,37 @@ _running = 0
 _saved_interval: float | None = None
 
 
-_OPENAI_CHUNK = {
-    "id": "w",
-    "object": "chat.completion.chunk",
-    "created": 0,
-    "model": "w",
-    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "w"}, "finish_reason": None}],
-}
-_USAGE = {"input_tokens": 1, "output_tokens": 1}
-_ANTHROPIC_EVENTS = [
-    {
-        "type": "message_start",
-        "message": {
-            "id": "w",
-            "type": "message",
-            "role": "assistant",
-            "model": "w",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": _USAGE,
-        },
-    },
-    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "w"}},
-    {"type": "content_block_stop", "index": 0},
-    {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": _USAGE},
-    {"type": "message_stop"},
-]
+_SAMPLE_EVENTS = (
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    b'"delta":{"type":"text_delta","text":"w"}}\n\n'
+)
 
 
-def _warm_openai(trust_env: bool) -> None:
-    import openai
-    from openai import AsyncStream  # noqa: F401
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: F401
+def _warm_transport(vendor: Vendor, url: str) -> None:
+    """What the first streamed request over :mod:`xcsh.ai.transport` builds lazily."""
+    from xcsh.ai import transport
 
-    # a throwaway client pulls in the HTTP stack (transports, TLS) as a real one does
-    verify = shared_ssl_context(trust_env=trust_env)
-    http_client = openai.DefaultAsyncHttpxClient(trust_env=trust_env, verify=verify)
-    client = openai.AsyncOpenAI(api_key="warm", http_client=http_client)
-    # first uses build lazily what every request and stream event needs (~5 ms): do them now
-    _warm_http()
-    from openai._models import FinalRequestOptions, construct_type
-
-    client._build_request(
-        FinalRequestOptions.construct(method="post", url="/chat/completions", content=b"{}")
+    model: Any = {"baseUrl": url, "headers": {}}
+    # a throwaway client: the real call pools its own on its loop; this builds the TLS context
+    # for an https URL and nothing of the kind for plain http
+    client = transport.new_client(vendor, model, StreamOptions(api_key="warm"))
+    client.build_request(
+        "POST", transport.endpoint_url(transport.base_url(vendor, model), "x"), content=b"{}"
     )
-    construct_type(type_=ChatCompletionChunk, value=_OPENAI_CHUNK)
+    parser = transport.SseParser()
+    for line in transport.LineSplitter().feed(_SAMPLE_EVENTS):
+        event = parser.line(line)
+        if event is not None:
+            transport.decode_json(event[1])
+    importlib.import_module("anyio._backends._asyncio")  # the network backend of the first connection
+    importlib.import_module("h11")
 
 
-def _warm_openai_responses(trust_env: bool) -> None:
-    _warm_openai(trust_env)
-    from openai.types.responses import Response, ResponseStreamEvent  # noqa: F401
-
-
-def _warm_anthropic(trust_env: bool) -> None:
-    import anthropic
-    from anthropic.types import Message, RawMessageStreamEvent  # noqa: F401
-
-    verify = shared_ssl_context(trust_env=trust_env)
-    http_client = anthropic.DefaultAsyncHttpxClient(trust_env=trust_env, verify=verify)
-    client = anthropic.AsyncAnthropic(api_key="warm", http_client=http_client)
-    # first uses build lazily what every request and stream event needs (~10 ms): do them now
-    _warm_http()
-    from anthropic._models import FinalRequestOptions, construct_type
-
-    client._build_request(FinalRequestOptions.construct(method="post", url="/v1/messages", content=b"{}"))
-    for event in _ANTHROPIC_EVENTS:
-        construct_type(type_=RawMessageStreamEvent, value=event)
-
-
-# api → (provider module, what else its first call needs)
-_WARMERS: dict[str, tuple[str, Callable[[bool], None] | None]] = {
-    "openai-completions": ("xcsh.ai.providers.openai_completions", _warm_openai),
-    "openai-responses": ("xcsh.ai.providers.openai_responses", _warm_openai_responses),
-    "anthropic-messages": ("xcsh.ai.providers.anthropic_messages", _warm_anthropic),
+# api → (provider module, the vendor wire of xcsh.ai.transport its first call uses, if any)
+_WARMERS: dict[str, tuple[str, Vendor | None]] = {
+    "openai-completions": ("xcsh.ai.providers.openai_completions", "openai"),
+    "openai-responses": ("xcsh.ai.providers.openai_responses", "openai"),
+    "anthropic-messages": ("xcsh.ai.providers.anthropic_messages", "anthropic"),
     "google-generative-ai": ("xcsh.ai.providers.google", None),
 }
 
@@ -110,22 +70,18 @@ _WARMERS: dict[str, tuple[str, Callable[[bool], None] | None]] = {
 def warm(api: str, base_url: str = "") -> bool:
     """Import what a first call with ``api`` to ``base_url`` needs, in this thread; False if unknown.
 
-    Also builds the shared TLS context the real client will use (see ``shared_ssl_context``).
+    For an https ``base_url`` this also builds the shared TLS context the real client will use
+    (see ``shared_ssl_context``); a plain-http one never needs it.
     """
     entry = _WARMERS.get(api)
     if entry is None:
         return False
-    module, extra = entry
+    module, vendor = entry
     importlib.import_module(module)
     importlib.import_module("xcsh.ai.registry")  # the agent's first call goes through it
-    if extra is not None:
-        extra(not is_loopback_url(base_url))
+    if vendor is not None:
+        _warm_transport(vendor, base_url)
     return True
-
-
-def _warm_http() -> None:
-    """The async network backend the SDKs' transport imports at its first connection."""
-    importlib.import_module("anyio._backends._asyncio")
 
 
 def warm_in_background(api: str, base_url: str = "") -> threading.Thread | None:

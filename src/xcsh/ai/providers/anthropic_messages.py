@@ -1,8 +1,8 @@
-"""Anthropic Messages streaming through the official ``anthropic`` SDK.
+"""Anthropic Messages streaming (over :mod:`xcsh.ai.transport`, no vendor SDK).
 
 Request side: the context becomes a Messages request (system blocks, converted history,
 tools, tool choice, thinking) with prompt-caching breakpoints on the system prompt and
-the last user message. Response side: the SDK's raw stream events drive the shared
+the last user message. Response side: the raw stream events (decoded JSON) drive the shared
 :class:`MessageBuilder`; Anthropic emits one content block at a time, so each
 ``content_block_start`` opens a builder block and ``content_block_stop`` closes it.
 """
@@ -13,14 +13,15 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import anthropic_client, post_messages
+from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
+from xcsh.ai.transport import APIStatusError, open_stream
 from xcsh.ai.types import (
     AssistantMessage,
     Context,
@@ -31,9 +32,6 @@ from xcsh.ai.types import (
     ToolResultMessage,
     UserContent,
 )
-
-if TYPE_CHECKING:
-    import anthropic
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 DEFAULT_MAX_TOKENS_CAP = 32000
@@ -268,8 +266,12 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
 
 
 # ---- response -------------------------------------------------------------------------
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 class _Reducer:
-    """Translates raw Messages stream events into builder calls."""
+    """Translates raw Messages stream events (decoded JSON objects) into builder calls."""
 
     def __init__(self, builder: MessageBuilder) -> None:
         self.builder = builder
@@ -278,67 +280,70 @@ class _Reducer:
         self.stopped = False
 
     def _usage(self, usage: Any) -> None:
-        if usage is None:
+        if not isinstance(usage, dict):
             return
         self.builder.set_usage(
-            input_tokens=getattr(usage, "input_tokens", None),
-            output_tokens=getattr(usage, "output_tokens", None),
-            cache_read=getattr(usage, "cache_read_input_tokens", None),
-            cache_write=getattr(usage, "cache_creation_input_tokens", None),
+            input_tokens=usage.get("input_tokens"),
+            output_tokens=usage.get("output_tokens"),
+            cache_read=usage.get("cache_read_input_tokens"),
+            cache_write=usage.get("cache_creation_input_tokens"),
         )
 
     def feed(self, event: Any) -> None:
-        kind = getattr(event, "type", None)
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
         builder = self.builder
-        if kind == "message_start":
+        if kind == "content_block_delta":
+            self._delta(_dict(event.get("delta")))
+        elif kind == "message_start":
             self.started = True
-            builder.set_response_id(getattr(event.message, "id", None))
-            self._usage(getattr(event.message, "usage", None))
+            message = _dict(event.get("message"))
+            builder.set_response_id(message.get("id"))
+            self._usage(message.get("usage"))
         elif kind == "content_block_start":
-            self._block_start(event.content_block)
-        elif kind == "content_block_delta":
-            self._delta(event.delta)
+            self._block_start(_dict(event.get("content_block")))
         elif kind == "content_block_stop":
             builder.end_block()
         elif kind == "message_delta":
-            reason = getattr(event.delta, "stop_reason", None)
+            reason = _dict(event.get("delta")).get("stop_reason")
             if reason:
                 self.stop_reason = reason
-            self._usage(getattr(event, "usage", None))
+            self._usage(event.get("usage"))
         elif kind == "message_stop":
             self.stopped = True
 
-    def _block_start(self, block: Any) -> None:
-        kind = getattr(block, "type", None)
+    def _block_start(self, block: dict[str, Any]) -> None:
+        kind = block.get("type")
         builder = self.builder
         if kind == "text":
-            builder.text(getattr(block, "text", "") or "", new_block=True)
+            builder.text(block.get("text") or "", new_block=True)
         elif kind == "thinking":
-            builder.thinking(getattr(block, "thinking", "") or "", new_block=True)
-            signature = getattr(block, "signature", "")
+            builder.thinking(block.get("thinking") or "", new_block=True)
+            signature = block.get("signature")
             if signature:
                 builder.set_signature(signature)
         elif kind == "redacted_thinking":
-            builder.redacted_thinking(getattr(block, "data", ""))
+            builder.redacted_thinking(block.get("data") or "")
         elif kind == "tool_use":
-            builder.begin_tool_call(block.id, block.name)
-            initial = getattr(block, "input", None)
+            builder.begin_tool_call(block.get("id") or "", block.get("name") or "")
+            initial = block.get("input")
             if isinstance(initial, dict) and initial:
                 builder.tool_arguments(json.dumps(initial, ensure_ascii=False))
         else:
             builder.end_block()  # server tools, citations…: not part of our message model
 
-    def _delta(self, delta: Any) -> None:
-        kind = getattr(delta, "type", None)
+    def _delta(self, delta: dict[str, Any]) -> None:
+        kind = delta.get("type")
         builder = self.builder
         if kind == "text_delta":
-            builder.text(delta.text)
-        elif kind == "thinking_delta":
-            builder.thinking(delta.thinking)
-        elif kind == "signature_delta":
-            builder.set_signature(delta.signature)
+            builder.text(delta.get("text") or "")
         elif kind == "input_json_delta":
-            builder.tool_arguments(delta.partial_json)
+            builder.tool_arguments(delta.get("partial_json") or "")
+        elif kind == "thinking_delta":
+            builder.thinking(delta.get("thinking") or "")
+        elif kind == "signature_delta":
+            builder.set_signature(delta.get("signature") or "")
 
     def finish(self) -> None:
         if not self.stopped:
@@ -354,7 +359,7 @@ class _Reducer:
         self.builder.finish(mapped)
 
 
-def _stream_error_text(exc: anthropic.APIStatusError) -> str:
+def _stream_error_text(exc: APIStatusError) -> str:
     """The text of an ``error`` event sent inside a 200 stream."""
     body = exc.body
     error = body.get("error") if isinstance(body, dict) else None
@@ -367,12 +372,10 @@ def _stream_error_text(exc: anthropic.APIStatusError) -> str:
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     """Stream one Messages response into ``builder``."""
-    import anthropic
-
     body = build_request(model, context, options)
-    client = anthropic_client(model, options)
+    body["stream"] = True
+    response = await open_stream("anthropic", model, options, "/v1/messages", encode_body(body))
     reducer = _Reducer(builder)
-    response = await post_messages(client, body)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
     async with response as events:
@@ -380,7 +383,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
             async for event in events:
                 reducer.feed(event)
                 await builder.pace()
-        except anthropic.APIStatusError as exc:
+        except APIStatusError as exc:
             if exc.status_code != 200:
                 raise
             builder.fail(_stream_error_text(exc))  # an `error` event mid-stream

@@ -15,11 +15,12 @@ import json
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import openai_client, post_chat_completions
+from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.providers.constrained_stream import ConstrainedDecoder
 from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
+from xcsh.ai.transport import open_stream
 from xcsh.ai.types import AssistantMessage, Context, Model, Tool, ToolResultMessage
 
 SCHEMA_NAME = "agent_step"
@@ -353,23 +354,28 @@ async def run_constrained(
     field = flags.get("maxTokensField", "max_tokens")
     if field not in ("max_tokens", "max_completion_tokens"):
         extra_body[field] = body.pop(field)
-    client = openai_client(model, options)
-    response = await post_chat_completions(client, {**body, **extra_body})
+    payload = encode_body({**body, **extra_body, "stream": True})
+    response = await open_stream("openai", model, options, "/chat/completions", payload)
     builder.start()
     decoder = ConstrainedDecoder(builder, next_call_id(context))
     finish: str | None = None
     async with response as chunks:
         async for chunk in chunks:
             await builder.pace()
-            builder.set_response_id(getattr(chunk, "id", None))
-            usage = getattr(chunk, "usage", None)
-            if usage is not None:
+            if not isinstance(chunk, dict):
+                continue
+            builder.set_response_id(chunk.get("id"))
+            usage = chunk.get("usage")
+            if isinstance(usage, dict):
                 _apply_usage(builder, usage)
-            for choice in chunk.choices or []:
-                if choice.delta is not None and choice.delta.content:
-                    decoder.feed(choice.delta.content)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta")
+                content = delta.get("content") if isinstance(delta, dict) else None
+                if content:
+                    decoder.feed(content)
+                reason = choice.get("finish_reason")
+                if reason:
+                    finish = reason
     if finish is None:
         raise ConnectionError("Connection error: stream ended before the response was complete")
     decoder.close()
@@ -381,13 +387,13 @@ async def run_constrained(
         builder.fail(f"Provider finish_reason: {finish}")
 
 
-def _apply_usage(builder: MessageBuilder, usage: Any) -> None:
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
+def _apply_usage(builder: MessageBuilder, usage: dict[str, Any]) -> None:
+    prompt = usage.get("prompt_tokens") or 0
+    details = usage.get("prompt_tokens_details")
+    cached = (details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     builder.set_usage(
         input_tokens=max(0, prompt - cached),
-        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
         cache_read=cached,
         cache_write=0,
     )

@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import openai_client, post_chat_completions
+from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
 from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
+from xcsh.ai.transport import open_stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, StopReason, ToolResultMessage
 
 _FINISH: dict[str, StopReason] = {
@@ -181,11 +182,11 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
         await run_constrained(model, context, options, builder, flags)
         return
     body = build_request(model, context, options, flags)
-    client = openai_client(model, options)
     extra_body = {k: body.pop(k) for k in list(body) if k in ("reasoning", "thinking", "enable_thinking")}
     if flags["maxTokensField"] not in ("max_tokens", "max_completion_tokens"):
         extra_body[flags["maxTokensField"]] = body.pop(flags["maxTokensField"])
-    response = await post_chat_completions(client, {**body, **extra_body})
+    payload = encode_body({**body, **extra_body, "stream": True})
+    response = await open_stream("openai", model, options, "/chat/completions", payload)
     builder.start()
     finish: str | None = None
     current_index: int | None = None
@@ -193,31 +194,36 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     async with response as chunks:
         async for chunk in chunks:
             await builder.pace()
-            builder.set_response_id(getattr(chunk, "id", None))
-            usage = getattr(chunk, "usage", None)
-            if usage is not None:
+            if not isinstance(chunk, dict):
+                continue
+            builder.set_response_id(chunk.get("id"))
+            usage = chunk.get("usage")
+            if isinstance(usage, dict):
                 _apply_usage(builder, usage)
-            for choice in chunk.choices or []:
-                delta = choice.delta
-                if delta is not None:
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta")
+                if isinstance(delta, dict):
                     reasoning = _reasoning_text(delta)
                     if reasoning:
                         builder.thinking(reasoning)
-                    if delta.content:
-                        builder.text(delta.content)
-                    for call in delta.tool_calls or []:
-                        fn = call.function
-                        is_new = call.index != current_index or (
-                            call.id and current_id and call.id != current_id
-                        )
+                    content = delta.get("content")
+                    if content:
+                        builder.text(content)
+                    for call in delta.get("tool_calls") or ():
+                        fn = call.get("function")
+                        index = call.get("index")
+                        call_id = call.get("id")
+                        is_new = index != current_index or (call_id and current_id and call_id != current_id)
                         if is_new or not builder.has_open_tool_call():
-                            current_index = call.index
-                            current_id = call.id or f"call_{call.index}"
-                            builder.begin_tool_call(current_id, (fn.name if fn else None) or "")
-                        if fn is not None and fn.arguments:
-                            builder.tool_arguments(fn.arguments)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+                            current_index = index
+                            current_id = call_id or f"call_{index}"
+                            builder.begin_tool_call(current_id, (fn.get("name") if fn else None) or "")
+                        arguments = fn.get("arguments") if fn else None
+                        if arguments:
+                            builder.tool_arguments(arguments)
+                reason = choice.get("finish_reason")
+                if reason:
+                    finish = reason
     if finish is None:
         raise ConnectionError("Connection error: stream ended before the response was complete")
     mapped = _FINISH.get(finish)
@@ -227,21 +233,23 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     builder.finish(mapped)
 
 
-def _reasoning_text(delta: Any) -> str | None:
+def _reasoning_text(delta: dict[str, Any]) -> str | None:
     for field in ("reasoning_content", "reasoning", "reasoning_text"):
-        value = getattr(delta, field, None)
+        value = delta.get(field)
         if isinstance(value, str) and value:
             return value
     return None
 
 
-def _apply_usage(builder: MessageBuilder, usage: Any) -> None:
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    completion = getattr(usage, "completion_tokens", 0) or 0
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0
-    completion_details = getattr(usage, "completion_tokens_details", None)
-    reasoning = (getattr(completion_details, "reasoning_tokens", 0) or 0) if completion_details else 0
+def _apply_usage(builder: MessageBuilder, usage: dict[str, Any]) -> None:
+    prompt = usage.get("prompt_tokens") or 0
+    completion = usage.get("completion_tokens") or 0
+    prompt_details = usage.get("prompt_tokens_details")
+    cached = (prompt_details.get("cached_tokens") or 0) if isinstance(prompt_details, dict) else 0
+    completion_details = usage.get("completion_tokens_details")
+    reasoning = (
+        (completion_details.get("reasoning_tokens") or 0) if isinstance(completion_details, dict) else 0
+    )
     builder.set_usage(
         input_tokens=max(0, prompt - cached),
         output_tokens=completion + reasoning,

@@ -1,4 +1,4 @@
-"""OpenAI Responses streaming through the official ``openai`` SDK.
+"""OpenAI Responses streaming (over :mod:`xcsh.ai.transport`, no vendor SDK).
 
 Request side: the system prompt travels as ``instructions``; the conversation becomes
 Responses input items (user/developer messages, assistant ``message`` items,
@@ -17,10 +17,11 @@ import re
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.clients import openai_client, post_responses
+from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
+from xcsh.ai.transport import open_stream
 from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
 
 DEFAULT_MAX_TOKENS_CAP = 32000
@@ -205,8 +206,21 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
 
 
 # ---- response -------------------------------------------------------------------------
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _without_none(value: Any) -> Any:
+    """``value`` with every ``None`` member of its objects left out (as the SDK dumped its models)."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
 class _Reducer:
-    """Translates Responses stream events into builder calls."""
+    """Translates Responses stream events (decoded JSON objects) into builder calls."""
 
     def __init__(self, builder: MessageBuilder) -> None:
         self.builder = builder
@@ -215,40 +229,42 @@ class _Reducer:
         self._args_streamed = False
 
     def feed(self, event: Any) -> None:
-        kind = getattr(event, "type", None)
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
         builder = self.builder
-        if kind == "response.created":
-            builder.set_response_id(getattr(event.response, "id", None))
+        if kind in ("response.output_text.delta", "response.refusal.delta") and self._item == "message":
+            builder.text(event.get("delta") or "")
+        elif kind == "response.function_call_arguments.delta" and self._item == "function_call":
+            self._args_streamed = True
+            builder.tool_arguments(event.get("delta") or "")
+        elif kind == "response.reasoning_summary_text.delta" and self._item == "reasoning":
+            builder.thinking(event.get("delta") or "")
+        elif kind == "response.created":
+            builder.set_response_id(_dict(event.get("response")).get("id"))
         elif kind == "response.output_item.added":
-            self._item_added(event.item)
+            self._item_added(_dict(event.get("item")))
         elif kind == "response.reasoning_summary_part.added" and self._item == "reasoning":
             block = builder.message["content"][-1]
             if block["type"] == "thinking" and block["thinking"]:
                 builder.thinking("\n\n")  # keep summary parts apart
-        elif kind == "response.reasoning_summary_text.delta" and self._item == "reasoning":
-            builder.thinking(event.delta)
-        elif kind in ("response.output_text.delta", "response.refusal.delta") and self._item == "message":
-            builder.text(event.delta)
-        elif kind == "response.function_call_arguments.delta" and self._item == "function_call":
-            self._args_streamed = True
-            builder.tool_arguments(event.delta)
         elif kind == "response.function_call_arguments.done" and self._item == "function_call":
             if not self._args_streamed:
                 self._args_streamed = True
-                builder.tool_arguments(getattr(event, "arguments", "") or "")
+                builder.tool_arguments(event.get("arguments") or "")
         elif kind == "response.output_item.done":
-            self._item_done(event.item)
+            self._item_done(_dict(event.get("item")))
         elif kind in ("response.completed", "response.incomplete"):
-            self._completed(event.response)
+            self._completed(_dict(event.get("response")))
         elif kind == "response.failed":
-            self._failed(event.response)
+            self._failed(_dict(event.get("response")))
         elif kind == "error":
-            code = getattr(event, "code", None)
-            message = getattr(event, "message", None) or "Unknown error"
+            code = event.get("code")
+            message = event.get("message") or "Unknown error"
             self._fail(f"{code}: {message}" if code else message)
 
-    def _item_added(self, item: Any) -> None:
-        kind = getattr(item, "type", None)
+    def _item_added(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
         builder = self.builder
         self._item = kind
         if kind == "reasoning":
@@ -256,54 +272,53 @@ class _Reducer:
         elif kind == "message":
             builder.text("", new_block=True)
         elif kind == "function_call":
-            builder.begin_tool_call(f"{item.call_id}|{item.id}", item.name or "")
-            self._args_streamed = bool(item.arguments)
-            if item.arguments:
-                builder.tool_arguments(item.arguments)
+            builder.begin_tool_call(f"{item.get('call_id')}|{item.get('id')}", item.get("name") or "")
+            arguments = item.get("arguments")
+            self._args_streamed = bool(arguments)
+            if arguments:
+                builder.tool_arguments(arguments)
         else:
             self._item = None
             builder.end_block()  # built-in tools (web search …) are not part of our message model
 
-    def _item_done(self, item: Any) -> None:
-        kind = getattr(item, "type", None)
+    def _item_done(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
         if kind != self._item:
             return
         builder = self.builder
         block = builder.message["content"][-1]
         if block["type"] == "thinking":
             # the whole item (id, summary, encrypted content) is what a later turn replays
-            dumped = item.model_dump(mode="json", exclude_none=True)
-            block["thinkingSignature"] = json.dumps(dumped, ensure_ascii=False)
+            block["thinkingSignature"] = json.dumps(_without_none(item), ensure_ascii=False)
         elif block["type"] == "text":
-            builder.set_signature(item.id)
-        elif block["type"] == "toolCall" and not self._args_streamed and item.arguments:
-            builder.tool_arguments(item.arguments)
+            builder.set_signature(item.get("id") or "")
+        elif block["type"] == "toolCall" and not self._args_streamed and item.get("arguments"):
+            builder.tool_arguments(item["arguments"])
         builder.end_block()
         self._item = None
 
     def _usage(self, usage: Any) -> None:
-        if usage is None:
+        if not isinstance(usage, dict):
             return
-        details = getattr(usage, "input_tokens_details", None)
-        cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-        input_tokens = getattr(usage, "input_tokens", 0) or 0
-        output_tokens = getattr(usage, "output_tokens", 0) or 0
+        details = usage.get("input_tokens_details")
+        cached = (details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+        input_tokens = usage.get("input_tokens") or 0
+        output_tokens = usage.get("output_tokens") or 0
         self.builder.set_usage(
             input_tokens=max(0, input_tokens - cached),
             output_tokens=output_tokens,
             cache_read=cached,
             cache_write=0,
-            total=getattr(usage, "total_tokens", None) or None,
+            total=usage.get("total_tokens") or None,
         )
 
-    def _completed(self, response: Any) -> None:
+    def _completed(self, response: dict[str, Any]) -> None:
         self.done = True
-        self.builder.set_response_id(getattr(response, "id", None))
-        self._usage(getattr(response, "usage", None))
-        status = getattr(response, "status", None) or "completed"
+        self.builder.set_response_id(response.get("id"))
+        self._usage(response.get("usage"))
+        status = response.get("status") or "completed"
         if status == "incomplete":
-            details = getattr(response, "incomplete_details", None)
-            reason = getattr(details, "reason", None) or "max_output_tokens"
+            reason = _dict(response.get("incomplete_details")).get("reason") or "max_output_tokens"
             if reason == "max_output_tokens":
                 self.builder.finish("length")
             else:
@@ -313,15 +328,15 @@ class _Reducer:
         else:
             self.builder.finish("stop")
 
-    def _failed(self, response: Any) -> None:
-        error = getattr(response, "error", None)
-        details = getattr(response, "incomplete_details", None)
-        if error is not None:
-            code = getattr(error, "code", None)
-            message = getattr(error, "message", None) or "no message"
+    def _failed(self, response: dict[str, Any]) -> None:
+        error = response.get("error")
+        details = response.get("incomplete_details")
+        if isinstance(error, dict):
+            code = error.get("code")
+            message = error.get("message") or "no message"
             text = f"{code}: {message}" if code else message
-        elif details is not None and getattr(details, "reason", None):
-            text = f"incomplete: {details.reason}"
+        elif isinstance(details, dict) and details.get("reason"):
+            text = f"incomplete: {details['reason']}"
         else:
             text = "Unknown error (no error details in response)"
         self._fail(text)
@@ -334,9 +349,9 @@ class _Reducer:
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     """Stream one Responses API response into ``builder``."""
     body = build_request(model, context, options)
-    client = openai_client(model, options)
+    body["stream"] = True
+    response = await open_stream("openai", model, options, "/responses", encode_body(body))
     reducer = _Reducer(builder)
-    response = await post_responses(client, body)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
     async with response as events:

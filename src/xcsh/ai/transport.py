@@ -1,0 +1,432 @@
+"""Streaming requests to the Anthropic and OpenAI HTTP wires over ``httpx2``, without the vendor SDKs.
+
+The SDKs were used only as a transport, and importing one cost more than the whole agent's
+start-up (``anthropic`` ~1.4 s, ``openai`` ~0.4 s of CPU on a small machine) and each built a
+typed object per stream event (docs/performance.md, fourth session). This module does what
+they did for a streamed POST, with the same observable results:
+
+- URL: the configured ``baseUrl`` (else ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``, else the
+  vendor's default) with a trailing slash, then the endpoint path appended (the SDKs' join).
+- Headers: ``Accept`` / ``Content-Type: application/json``, a User-Agent naming xcsh, the
+  vendor's auth (``Authorization: Bearer`` for OpenAI, ``x-api-key`` plus ``anthropic-version``
+  for Anthropic), ``OpenAI-Organization`` / ``OpenAI-Project`` from the environment as the SDK
+  read them, then the model's and the call's own headers (which win, case-insensitively).
+- Transport: one pooled ``httpx2.AsyncClient`` per event loop, base URL, key, headers and
+  timeout; no proxy variables for loopback servers; the process's shared TLS context for
+  https only; redirects followed; no retries (the coding layer's policy is the only one).
+- Errors, shaped for :mod:`xcsh.ai.errors` exactly as the SDKs shaped them: a non-2xx answer
+  is an :class:`APIStatusError` (``status_code``, ``body``, ``response`` with its headers and
+  bytes, the vendor's ``message`` form); a failure before the answer an
+  :class:`APIConnectionError` / :class:`APITimeoutError` chained to the transport's exception;
+  OpenAI's in-stream ``{"error": …}`` an :class:`APIError`; Anthropic's ``event: error`` an
+  :class:`APIStatusError` with status 200; a cut or stalled stream raises the transport's
+  exception (OpenAI wraps it as the SDK did); bad JSON ``json.JSONDecodeError``; bytes that
+  are not UTF-8 ``UnicodeDecodeError`` (decoded per line, so positions match).
+
+Events come out as the decoded JSON of each SSE ``data`` field (msgspec; the standard library
+for what msgspec refuses, such as ``NaN``). ``httpx2`` is imported on the first request, so
+importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import ssl
+import sys
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+
+from xcsh.ai.clients import client_key, is_loopback_url, merged_headers, shared_ssl_context
+from xcsh.ai.options import StreamOptions
+from xcsh.ai.types import Model
+
+if TYPE_CHECKING:
+    import httpx2
+
+Vendor = Literal["anthropic", "openai"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_BASE_URLS: dict[Vendor, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
+_BASE_URL_ENV: dict[Vendor, str] = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+_DRAIN_S = 0.1  # how long to read the rest of a finished stream so its connection can be reused
+
+
+def user_agent() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version("xcsh")
+    except PackageNotFoundError:
+        own = "0"
+    return f"xcsh/{own} (Python {sys.version_info[0]}.{sys.version_info[1]})"
+
+
+_USER_AGENT: list[str] = []
+
+
+# ---- errors ---------------------------------------------------------------------------
+class APIError(Exception):
+    """A failure reported by the provider (``message``; ``body`` as the vendor sent it)."""
+
+    def __init__(self, message: str, *, body: object = None, request: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.body = body
+        self.request = request
+
+
+class APIStatusError(APIError):
+    """A non-2xx answer (or Anthropic's in-stream ``error`` event, with status 200)."""
+
+    def __init__(self, message: str, *, response: httpx2.Response, body: object) -> None:
+        super().__init__(message, body=body, request=response.request)
+        self.response = response
+        self.status_code = response.status_code
+
+
+class APIConnectionError(APIError):
+    """The request did not get an answer (refused, reset, TLS, DNS …); the cause is chained."""
+
+    def __init__(self, message: str = "Connection error.", *, request: Any = None) -> None:
+        super().__init__(message, request=request)
+
+
+class APITimeoutError(APIConnectionError):
+    """The connection or a read timed out."""
+
+    def __init__(self, *, request: Any = None) -> None:
+        super().__init__("Request timed out.", request=request)
+
+
+def _status_error(vendor: Vendor, response: httpx2.Response) -> APIStatusError:
+    """The error for a non-2xx ``response`` whose body has been read, as each SDK built it."""
+    status = response.status_code
+    text = response.text.strip()
+    body: object = text
+    if vendor == "anthropic":
+        try:
+            body = json.loads(text)
+            message = f"Error code: {status} - {body}"
+        except Exception:
+            message = text or f"Error code: {status}"
+        return APIStatusError(message, response=response, body=body)
+    message = f"Error code: {status}"
+    try:
+        body = json.loads(text)
+    except Exception:
+        pass
+    else:
+        error = body.get("error", body) if isinstance(body, dict) else None
+        detail = error.get("message") if isinstance(error, dict) else None
+        if isinstance(detail, str) and detail:
+            message += f" - {detail}"
+    data = body.get("error", body) if isinstance(body, dict) else body
+    return APIStatusError(message, response=response, body=data)
+
+
+# ---- clients --------------------------------------------------------------------------
+_clients: dict[tuple[Any, ...], Any] = {}
+# a context that trusts no certificate: plain-http clients never use TLS, and a redirect to
+# https from one fails instead of connecting unverified (the CA bundle is not loaded for them)
+_NO_TLS: list[ssl.SSLContext] = []
+
+
+def base_url(vendor: Vendor, model: Model) -> str:
+    """The base URL a request for ``model`` goes to (configured, else the SDK's env variable, else default)."""
+    return model.get("baseUrl") or os.environ.get(_BASE_URL_ENV[vendor]) or DEFAULT_BASE_URLS[vendor]
+
+
+def endpoint_url(base: str, path: str) -> str:
+    """``path`` appended to ``base`` (given a trailing slash first), as the SDKs join them."""
+    head, sep, query = base.partition("?")
+    if not head.endswith("/"):
+        head += "/"
+    return f"{head}{path.lstrip('/')}{sep}{query}"
+
+
+def request_headers(vendor: Vendor, model: Model, options: StreamOptions) -> dict[str, str]:
+    """Every header of a request: defaults, auth, the vendor's, then the model's and the call's."""
+    if not _USER_AGENT:
+        _USER_AGENT.append(user_agent())
+    key = options.api_key or "no-key"
+    headers = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": _USER_AGENT[0]}
+    if vendor == "anthropic":
+        headers["x-api-key"] = key
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+    else:
+        headers["Authorization"] = f"Bearer {key}"
+        for name, variable in (
+            ("OpenAI-Organization", "OPENAI_ORG_ID"),
+            ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+        ):
+            value = os.environ.get(variable)
+            if value:
+                headers[name] = value
+    lowered = {name.lower(): name for name in headers}
+    for name, value in merged_headers(model, options).items():
+        existing = lowered.pop(name.lower(), None)
+        if existing is not None:
+            del headers[existing]
+        headers[name] = value
+    return headers
+
+
+def http_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.AsyncClient:
+    """The pooled client for this call's loop, base URL, key, headers and timeout."""
+    key = client_key(vendor, model, options)
+    client = _clients.get(key)
+    if client is None:
+        client = new_client(vendor, model, options)
+        _clients[key] = client
+    return client  # type: ignore[no-any-return]  # the cache holds Any
+
+
+def new_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.AsyncClient:
+    """A client for ``model``'s base URL with the call's headers and timeout (not pooled)."""
+    import httpx2
+
+    url = base_url(vendor, model)
+    # a local server (llama.cpp, Ollama, the embedded model, a test double) must not be
+    # reached through HTTP(S)_PROXY settings meant for the internet
+    trust_env = not is_loopback_url(url)
+    verify: ssl.SSLContext
+    if url.lower().startswith("https:"):
+        verify = shared_ssl_context(trust_env=trust_env)
+    else:
+        if not _NO_TLS:
+            _NO_TLS.append(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+        verify = _NO_TLS[0]
+    return httpx2.AsyncClient(
+        headers=request_headers(vendor, model, options),
+        timeout=httpx2.Timeout(options.timeout_s),
+        verify=verify,
+        trust_env=trust_env,
+        follow_redirects=True,
+        limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+    )
+
+
+# ---- requests -------------------------------------------------------------------------
+async def open_stream(
+    vendor: Vendor, model: Model, options: StreamOptions, path: str, body: bytes
+) -> EventStream:
+    """POST ``body`` (JSON bytes) to ``path`` and return the answer's event stream.
+
+    Raises :class:`APIStatusError` for a non-2xx answer and :class:`APIConnectionError` /
+    :class:`APITimeoutError` when no answer came. Use the result as ``async with``: leaving it
+    closes the response (an abort cancels the provider task, which leaves it).
+    """
+    import httpx2
+
+    client = http_client(vendor, model, options)
+    request = client.build_request("POST", endpoint_url(base_url(vendor, model), path), content=body)
+    try:
+        response = await client.send(request, stream=True)
+    except httpx2.TimeoutException as exc:
+        raise APITimeoutError(request=request) from exc
+    except Exception as exc:
+        raise APIConnectionError(request=request) from exc
+    if not response.is_success:
+        try:
+            await response.aread()
+        except httpx2.TimeoutException as exc:
+            raise APITimeoutError(request=request) from exc
+        except httpx2.HTTPError as exc:
+            raise APIConnectionError(request=request) from exc
+        finally:
+            await response.aclose()
+        raise _status_error(vendor, response)
+    return EventStream(vendor, response)
+
+
+class EventStream:
+    """The decoded ``data`` of each server-sent event of one streamed answer, as an async iterator.
+
+    OpenAI wires: ends at ``data: [DONE]`` (reading what is left briefly, so the connection
+    can be reused) and raises :class:`APIError` for a chunk carrying ``error``. Anthropic:
+    skips ``ping`` and unnamed events and raises :class:`APIStatusError` (status 200) for an
+    ``error`` event.
+    """
+
+    def __init__(self, vendor: Vendor, response: httpx2.Response) -> None:
+        self.vendor = vendor
+        self.response = response
+
+    async def __aenter__(self) -> EventStream:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.response.aclose()
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        if self.vendor == "anthropic":
+            return self._anthropic()
+        return self._openai()
+
+    async def _openai(self) -> AsyncIterator[Any]:
+        import httpx2
+
+        chunks = self.response.aiter_bytes()
+        try:
+            async for name, data in _events(chunks):
+                del name
+                if data.startswith("[DONE]"):
+                    await _drain(chunks)
+                    return
+                value = decode_json(data)
+                if isinstance(value, dict) and value.get("error"):
+                    error = value["error"]
+                    message = error.get("message") if isinstance(error, dict) else None
+                    if not message or not isinstance(message, str):
+                        message = "An error occurred during streaming"
+                    raise APIError(message, body=error, request=self.response.request)
+                yield value
+        except httpx2.TimeoutException as exc:
+            raise APITimeoutError(request=self.response.request) from exc
+        except (httpx2.RequestError, ssl.SSLError) as exc:
+            raise APIConnectionError(request=self.response.request) from exc
+
+    async def _anthropic(self) -> AsyncIterator[Any]:
+        async for name, data in _events(self.response.aiter_bytes()):
+            if name is None or name == "ping":
+                continue
+            if name == "error":
+                body: object = data
+                try:
+                    body = json.loads(data)
+                    message = f"{body}"
+                except Exception:
+                    message = data or f"Error code: {self.response.status_code}"
+                raise APIStatusError(message, response=self.response, body=body)
+            if data:
+                yield decode_json(data)
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    import httpx2
+
+    try:
+        async with asyncio.timeout(_DRAIN_S):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, httpx2.HTTPError, ssl.SSLError):
+        pass  # cleanup never turns a finished answer into an error
+
+
+def decode_json(data: str) -> Any:
+    """``data`` decoded (msgspec; the standard library for what msgspec refuses, and its error)."""
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return json.loads(data)
+
+
+# ---- server-sent events ---------------------------------------------------------------
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class LineSplitter:
+    """Bytes → lines ending in CR, LF or CRLF (a CRLF split across chunks is one line end)."""
+
+    __slots__ = ("_pending", "_skip_lf")
+
+    def __init__(self) -> None:
+        self._pending: list[bytes] = []
+        self._skip_lf = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        if self._skip_lf:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        has_cr = b"\r" in chunk
+        if not has_cr and b"\n" not in chunk:
+            if chunk:
+                self._pending.append(chunk)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            self._pending = []
+        if has_cr:
+            lines = _LINE_END.split(chunk)
+            self._skip_lf = chunk.endswith(b"\r")
+        else:
+            lines = chunk.split(b"\n")
+        tail = lines.pop()
+        if tail:
+            self._pending.append(tail)
+        return lines
+
+    def finish(self) -> list[bytes]:
+        """The last line, if the body did not end with a line end."""
+        rest = b"".join(self._pending)
+        self._pending = []
+        return [rest] if rest else []
+
+
+class SseParser:
+    """Lines → ``(event name or None, data)`` per dispatched event (the WHATWG rules the SDKs use)."""
+
+    __slots__ = ("_data", "_event", "_last_id", "_retry")
+
+    def __init__(self) -> None:
+        self._event: str | None = None
+        self._data: list[str] = []
+        self._last_id: str | None = None  # never reset between events, as the spec says
+        self._retry: int | None = None
+
+    def line(self, raw: bytes) -> tuple[str | None, str] | None:
+        """Feed one line (without its line end); the event it completes, if any."""
+        text = raw.decode("utf-8")
+        if not text:
+            if not self._event and not self._data and not self._last_id and self._retry is None:
+                return None
+            event = (self._event or None, "\n".join(self._data))
+            self._event = None
+            self._data = []
+            self._retry = None
+            return event
+        if text[0] == ":":
+            return None
+        name, _, value = text.partition(":")
+        if value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._last_id = value
+        elif name == "retry":
+            try:
+                self._retry = int(value)
+            except ValueError:
+                pass
+        return None
+
+
+async def _events(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, str]]:
+    splitter = LineSplitter()
+    parser = SseParser()
+    async for chunk in chunks:
+        for line in splitter.feed(chunk):
+            event = parser.line(line)
+            if event is not None:
+                yield event
+    for line in splitter.finish():
+        event = parser.line(line)
+        if event is not None:
+            yield event

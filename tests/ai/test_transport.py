@@ -1,0 +1,123 @@
+"""The Anthropic and OpenAI wires stream over httpx2 with our own SSE decoding, never a vendor SDK."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Workspace
+from xcsh.ai.transport import LineSplitter, SseParser, endpoint_url, request_headers
+from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+SDKS = ("openai", "anthropic")
+
+
+def imported(importtime_stderr: str) -> set[str]:
+    """Module names in ``python -X importtime`` output."""
+    names = set()
+    for line in importtime_stderr.splitlines():
+        if line.startswith("import time:"):
+            names.add(line.rsplit("|", 1)[-1].strip())
+    return names
+
+
+@pytest.mark.parametrize(
+    "workspace", ["openai-completions", "anthropic-messages", "openai-responses"], indirect=True
+)
+async def test_a_streamed_answer_on_each_http_wire_imports_no_vendor_sdk(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.script(script.text("streamed without an SDK"))
+    log = tmp_path / "importtime.txt"
+    with log.open("wb") as stderr:
+        command = [sys.executable, "-X", "importtime", "-m", "xcsh"]
+        async with RpcClient.spawn(
+            args=["--model", "fake/fake-model", "--no-session", "--no-tools"],
+            cwd=workspace.proj,
+            env=workspace.env,
+            command=command,
+            stderr=stderr,
+        ) as client:
+            frames = await client.prompt_and_wait("hi")
+    deltas = [
+        f["assistantMessageEvent"]["delta"]
+        for f in frames
+        if f["type"] == "message_update" and f["assistantMessageEvent"]["type"] == "text_delta"
+    ]
+    assert "".join(deltas) == "streamed without an SDK"
+    names = imported(log.read_text())
+    assert "httpx2" in names and "xcsh.ai.transport" in names  # the parse sees the real imports
+    assert sorted(n for n in names if n.split(".")[0] in SDKS) == []
+
+
+def events(raw: bytes, sizes: int) -> list[tuple[str | None, str]]:
+    """``raw`` fed to the decoder in pieces of ``sizes`` bytes."""
+    splitter, parser, out = LineSplitter(), SseParser(), []
+    for start in range(0, len(raw), sizes):
+        for line in splitter.feed(raw[start : start + sizes]):
+            event = parser.line(line)
+            if event is not None:
+                out.append(event)
+    for line in splitter.finish():
+        event = parser.line(line)
+        if event is not None:
+            out.append(event)
+    return out
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_server_sent_events_decode_the_same_whatever_the_line_ends_and_chunk_boundaries(size: int) -> None:
+    body = (
+        ": a comment\n"
+        'event: message_start\ndata: {"a": 1}\n\n'
+        "data: first\ndata: second\n\n"
+        "event: ping\ndata:no space\n\n"
+        "retry: 10\n\n"
+        "data: é ✓\n\n"
+        "data: tail without a blank line"
+    ).encode()
+    expected = [
+        ("message_start", '{"a": 1}'),
+        (None, "first\nsecond"),
+        ("ping", "no space"),
+        (None, ""),
+        (None, "é ✓"),
+    ]
+    for line_end in (b"\n", b"\r\n", b"\r"):
+        assert events(body.replace(b"\n", line_end), size) == expected
+
+
+def test_a_line_that_is_not_utf8_raises_with_its_position_in_the_line() -> None:
+    with pytest.raises(UnicodeDecodeError) as caught:
+        events(b"data: ok\n\ndata: ab\xc3\n\n", 4)
+    assert caught.value.start == 8
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("http://h/v1", "http://h/v1/chat/completions"),
+        ("http://h/v1/", "http://h/v1/chat/completions"),
+        ("http://h", "http://h/chat/completions"),
+        ("http://h/proxy/v1?key=1", "http://h/proxy/v1/chat/completions?key=1"),
+    ],
+)
+def test_the_endpoint_path_is_appended_to_the_base_url_as_the_sdks_did(base: str, url: str) -> None:
+    assert endpoint_url(base, "/chat/completions") == url
+
+
+def test_configured_headers_replace_the_defaults_whatever_their_case() -> None:
+    from xcsh.ai.options import StreamOptions
+
+    model: dict[str, object] = {"baseUrl": "http://h", "headers": {"authorization": "Bearer model"}}
+    headers = request_headers("openai", model, StreamOptions(api_key="k", headers={"X-Extra": "1"}))  # type: ignore[arg-type]
+    lowered = {k.lower(): v for k, v in headers.items()}
+    assert len(lowered) == len(headers)
+    assert lowered["authorization"] == "Bearer model" and lowered["x-extra"] == "1"
+    assert lowered["user-agent"].startswith("xcsh/")
+    anthropic = request_headers("anthropic", model, StreamOptions(api_key="k"))  # type: ignore[arg-type]
+    assert anthropic["x-api-key"] == "k" and anthropic["anthropic-version"] == "2023-06-01"
