@@ -26,6 +26,21 @@ LAZY = (
     "tempfile",  # session-dir naming and bash output spills import it when they run
     "secrets",
     "importlib.resources",  # the model catalogue is a plain file beside the package
+    # the built-in tools' code: their definitions are in tools/defs_*.py
+    "xcsh.coding.tools.read",
+    "xcsh.coding.tools.read_sources",
+    "xcsh.coding.tools.bash",
+    "xcsh.coding.tools.edit",
+    "xcsh.coding.tools.edit_hashline",
+    "xcsh.coding.tools.write",
+    "xcsh.coding.tools.grep",
+    "xcsh.coding.tools.find",
+    "xcsh.coding.tools.ast_tools",
+    "xcsh.coding.tools.notebook",
+    "xcsh.coding.tools.calc",
+    "xcsh.coding.tools.python",
+    "xcsh.coding.tools.kernel",
+    "xcsh.coding.subagents.child",  # the task tool's runner
 )
 # Must be imported, or the parse below found nothing and the check above proves nothing.
 NEEDED = ("xcsh.modes.rpc.server", "xcsh.coding.session", "asyncio", "msgspec")

@@ -41,7 +41,6 @@ from xcsh.coding.recovery import (
     same_result_note,
 )
 from xcsh.coding.small_guards import definition_problem, test_file_problem, test_read_note
-from xcsh.coding.tools.edit import planned_changes
 from xcsh.coding.tools.paths import display_path, resolve_path
 
 LIMIT_NOTE = (
@@ -155,6 +154,8 @@ def install(session: AgentSession, config: bool) -> None:
                 return None
             added = "\n".join(str(e.get("new_text", "")) for e in edits if isinstance(e, dict))
             # an edit that changes nothing is checked too: on a test file it is the same mistake
+            from xcsh.coding.tools.edit import planned_changes  # the edit tool's code: loaded on use
+
             changes = [(p, shown, b, a, added) for p, shown, b, a in planned_changes(cwd, edits)]
         for path, shown, before, after, added in changes:
             if path not in created:

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING
 
 from xcsh.agent.types import AgentTool
 from xcsh.coding.options import tool_selection
+from xcsh.coding.tools import defined_tool, defs_search
 
 if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
+    from xcsh.coding.tools.kernel import PythonKernel
 
 logger = logging.getLogger(__name__)
 
@@ -51,12 +53,7 @@ def install(session: AgentSession, config: SessionToolsConfig) -> None:
 
     registered, activate = tool_selection(config, session.settings, "python")
     if registered:
-        from xcsh.coding.tools.kernel import PythonKernel
-        from xcsh.coding.tools.python import create_python_tool
-
-        kernel = PythonKernel(session.cwd)
-        add(create_python_tool(session.cwd, kernel), activate)
-        session.hooks.on_shutdown.append(kernel.kill)
+        add(_python_tool(session), activate)
     registered, activate = tool_selection(config, session.settings, "task")
     if registered and session.settings.get_int("task.maxRecursionDepth", 2) != 0:
         from xcsh.coding.subagents.tool import create_task_tool
@@ -71,3 +68,24 @@ def install(session: AgentSession, config: SessionToolsConfig) -> None:
         )
         add(tool, activate)
     session.update_tools(add=added, active=[*session.active_tool_names, *active])
+
+
+def _python_tool(session: AgentSession) -> AgentTool:
+    """The ``python`` tool, defined now; its kernel and code load on the first call."""
+    kernels: list[PythonKernel] = []
+
+    def build() -> AgentTool:
+        from xcsh.coding.tools.kernel import PythonKernel
+        from xcsh.coding.tools.python import create_python_tool
+
+        kernel = PythonKernel(session.cwd)
+        kernels.append(kernel)
+        return create_python_tool(session.cwd, kernel)
+
+    def kill() -> None:
+        for kernel in kernels:
+            kernel.kill()
+
+    session.hooks.on_shutdown.append(kill)
+    description, parameters = defs_search.PYTHON_DESCRIPTION, defs_search.PYTHON_PARAMETERS
+    return defined_tool("python", "Python", description, parameters, "exclusive", build)

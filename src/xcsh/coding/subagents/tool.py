@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.subagents.agents import AgentDefinition, load_agents
-from xcsh.coding.subagents.child import ChildResult, ChildSpec, Progress, run_child
 from xcsh.coding.tools.errors import ToolError
 
 if TYPE_CHECKING:
     from xcsh.coding.session import AgentSession
+    from xcsh.coding.subagents.child import ChildResult
 
 PREVIEW_CHARS = 5000
 _ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,48}$")
@@ -198,6 +198,8 @@ def create_task_tool(
     async def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
     ) -> AgentToolResult:
+        from xcsh.coding.subagents.child import ChildSpec, Progress, run_child  # the runner: loaded on use
+
         agents = {a.name: a for a in load()}
         definition, tasks = _validate(args, agents)
         if current is not None:

@@ -31,6 +31,11 @@ from typing import Any
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.globs import glob_to_regex
+from xcsh.coding.tools.defs_search import AST_DEFAULT_LIMIT as DEFAULT_LIMIT
+from xcsh.coding.tools.defs_search import AST_EDIT_DESCRIPTION as _EDIT_DESCRIPTION
+from xcsh.coding.tools.defs_search import AST_EDIT_PARAMETERS as _EDIT_PARAMETERS
+from xcsh.coding.tools.defs_search import AST_GREP_DESCRIPTION as _GREP_DESCRIPTION
+from xcsh.coding.tools.defs_search import AST_GREP_PARAMETERS as _GREP_PARAMETERS
 from xcsh.coding.tools.edit_match import unified_diff
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.find import walk_files
@@ -38,7 +43,6 @@ from xcsh.coding.tools.hashline import anchor
 from xcsh.coding.tools.optional import require
 from xcsh.coding.tools.paths import display_path, resolve_path
 
-DEFAULT_LIMIT = 50
 MAX_FILE_BYTES = 2 * 1024 * 1024
 _META_RE = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)")
 
@@ -341,81 +345,6 @@ def _edit(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
     file_plural = "s" if len(changes) != 1 else ""
     out += ["", f"Applied {total} replacement{plural} in {len(changes)} file{file_plural}."]
     return {"content": [{"type": "text", "text": "\n".join(out)}], "details": details}
-
-
-_COMMON: dict[str, Any] = {
-    "lang": {
-        "type": "string",
-        "description": "Language (e.g. python, typescript); default: from each file's extension.",
-    },
-    "path": {
-        "type": "string",
-        "description": "File or directory to search (default: the working directory).",
-    },
-    "glob": {
-        "type": "string",
-        "description": "Only files matching this glob, relative to path (e.g. '**/*.py').",
-    },
-    "sel": {"type": "string", "description": "Accepted for compatibility; not used."},
-}
-
-_GREP_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pat": {
-            "type": "array",
-            "items": {"type": "string"},
-            "minItems": 1,
-            "description": "ast-grep patterns, e.g. 'print($X)' or 'def $NAME($$$ARGS): $$$BODY'.",
-        },
-        **_COMMON,
-        "limit": {"type": "number", "description": f"Max matches shown (default {DEFAULT_LIMIT})."},
-        "offset": {"type": "number", "description": "Skip this many matches first (default 0)."},
-        "context": {"type": "number", "description": "Lines of context around each match (default 0)."},
-    },
-    "required": ["pat"],
-    "additionalProperties": False,
-}
-
-_EDIT_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "ops": {
-            "type": "array",
-            "minItems": 1,
-            "description": "Rewrites, applied in order: each match of pat becomes out.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "pat": {"type": "string", "description": "ast-grep pattern to match."},
-                    "out": {
-                        "type": "string",
-                        "description": "Replacement; $X / $$$ARGS insert what the pattern captured.",
-                    },
-                },
-                "required": ["pat", "out"],
-                "additionalProperties": False,
-            },
-        },
-        **_COMMON,
-        "limit": {"type": "number", "description": "Max total replacements."},
-    },
-    "required": ["ops"],
-    "additionalProperties": False,
-}
-
-_GREP_DESCRIPTION = (
-    "Search code by syntax tree (ast-grep), not text: a pattern is code with metavariables — $X matches one "
-    "node, $$$ARGS any number — so 'foo($X)' finds every call of foo with one argument regardless of "
-    "formatting. Prefer it over grep for code structure (calls, definitions, imports). Matches are shown "
-    "with line anchors and the captured metavariables."
-)
-_EDIT_DESCRIPTION = (
-    "Rewrite code by syntax tree (ast-grep): every match of `pat` is replaced by `out`, where $X / $$$ARGS "
-    "in `out` insert what the pattern captured (e.g. pat 'print($X)' out 'logger.info($X)'). Changes are "
-    "written immediately; the result lists each replacement. Use for mechanical, structure-aware renames and "
-    "refactors across files; use `edit` for one-off changes."
-)
 
 
 def create_ast_grep_tool(cwd: Path, hashline: bool = True) -> AgentTool:

@@ -37,13 +37,13 @@ from xcsh.coding.bash.process import (
     run_shell_process,
     shell_environment,
 )
+from xcsh.coding.tools.defs_search import BASH_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_search import BASH_PARAMETERS as _PARAMETERS
+from xcsh.coding.tools.defs_search import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import format_size, tail_bytes
 
-DEFAULT_TIMEOUT_S = 300.0
-MIN_TIMEOUT_S = 1.0
-MAX_TIMEOUT_S = 3600.0
 UPDATE_INTERVAL_S = 0.1
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -146,47 +146,6 @@ class _Throttle:
             return
         self._last = now
         self._on_update({"content": [{"type": "text", "text": self._text}]})
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "The bash command to run (passed to `bash -c`)."},
-        "description": {
-            "type": "string",
-            "description": "A few words saying what the command does, shown to the user.",
-        },
-        "timeout": {
-            "type": "number",
-            "description": f"Timeout in seconds (default {int(DEFAULT_TIMEOUT_S)}, "
-            f"allowed {int(MIN_TIMEOUT_S)}-{int(MAX_TIMEOUT_S)}).",
-        },
-        "cwd": {
-            "type": "string",
-            "description": "Directory to run in, relative to the working directory or absolute. "
-            "Default: the working directory.",
-        },
-        "env": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            "description": "Extra environment variables for this command (name → value).",
-        },
-        "head": {"type": "integer", "minimum": 1, "description": "Return only the first N lines of output."},
-        "tail": {"type": "integer", "minimum": 1, "description": "Return only the last N lines of output."},
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Run a shell command with bash and return its combined stdout and stderr. Each call starts a fresh shell "
-    "in the working directory (or `cwd`); `cd` and exported variables do not carry over to the next call. "
-    "Stdin is empty, so interactive programs will not wait for input; pagers are disabled. "
-    f"Output longer than {format_size(OUTPUT_LIMIT_BYTES)} keeps only its end, and the full output is saved "
-    "to a file named in the result. Use `head`/`tail` to keep only some lines. A non-zero exit status is "
-    "reported as an error together with the output. Prefer the `read`, `grep`, `find` and `edit` tools over "
-    "cat, grep, find or sed for files."
-)
 
 
 def create_bash_tool(

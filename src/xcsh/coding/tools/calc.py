@@ -21,6 +21,8 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_search import CALC_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_search import CALC_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 
 Number = int | float
@@ -128,39 +130,6 @@ def format_number(value: Number) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
         return str(int(value))
     return repr(value)
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "calculations": {
-            "type": "array",
-            "description": "Calculations to evaluate, in order.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "expression": {
-                        "type": "string",
-                        "description": "Arithmetic expression, e.g. '(17 * 3) / 4'.",
-                    },
-                    "prefix": {"type": "string", "description": "Text put before the result."},
-                    "suffix": {"type": "string", "description": "Text put after the result."},
-                },
-                "required": ["expression", "prefix", "suffix"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["calculations"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Evaluate arithmetic exactly instead of doing it in your head. Supports + - * / // % ** (or ^), "
-    "parentheses, decimal, hex (0x), binary (0b) and octal (0o) numbers, pi, e, and sqrt, abs, round, "
-    "floor, ceil, log, log2, log10, exp, sin, cos, tan, min, max. Returns one line per calculation: "
-    "prefix + result + suffix."
-)
 
 
 def _run(calculations: list[Any]) -> AgentToolResult:

@@ -26,6 +26,8 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_files import EDIT_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_files import EDIT_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.edit_match import (
     diff_stats,
     find_text,
@@ -317,46 +319,6 @@ def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentTool
     if check_syntax and not diffs:
         details["unchanged"] = True  # small models: a change of nothing counts as no change
     return {"content": [{"type": "text", "text": "\n".join(summaries)}], "details": details}
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "edits": {
-            "type": "array",
-            "minItems": 1,
-            "description": "Replacements to apply, in order. All are checked before any file is written.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File to edit (relative or absolute)."},
-                    "old_text": {
-                        "type": "string",
-                        "description": "Exact text to find, copied from the file including indentation. "
-                        "It must occur exactly once unless `all` is true.",
-                    },
-                    "new_text": {"type": "string", "description": "Text that replaces old_text."},
-                    "all": {
-                        "type": "boolean",
-                        "description": "Replace every occurrence instead of requiring a unique match.",
-                    },
-                },
-                "required": ["path", "old_text", "new_text"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["edits"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Edit files by replacing text. Each edit replaces `old_text` with `new_text` in `path`. "
-    "`old_text` must match the file exactly (copy it from `read` output) and be unique in the file: "
-    "include enough surrounding lines, or set `all` to replace every occurrence. If there is no exact match, "
-    "a match that differs only in whitespace is accepted. If any edit fails, no file is changed and the error "
-    "shows the closest text found. Use `write` to create files."
-)
 
 
 def create_edit_tool(cwd: Path, *, check_syntax: bool = False) -> AgentTool:

@@ -29,6 +29,8 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_files import HASHLINE_EDIT_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_files import HASHLINE_EDIT_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.edit_match import unified_diff
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import (
@@ -258,90 +260,6 @@ def _apply(cwd: Path, edits: list[Any]) -> AgentToolResult:
     details["diff"] = "".join(diffs)
     details.setdefault("firstChangedLine", None)
     return {"content": [{"type": "text", "text": "\n\n".join(blocks)}], "details": details}
-
-
-_ANCHOR = {"type": "string", "description": 'Anchor "N#ID" copied from read output.'}
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "edits": {
-            "type": "array",
-            "minItems": 1,
-            "description": "Edits to apply. Anchors refer to the file as last read; all are checked before any file is written.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File to edit (relative or absolute)."},
-                    "loc": {
-                        "description": "Where the content goes.",
-                        "anyOf": [
-                            {"type": "string", "enum": ["append", "prepend"]},
-                            {
-                                "type": "object",
-                                "properties": {"append": _ANCHOR},
-                                "required": ["append"],
-                                "additionalProperties": False,
-                            },
-                            {
-                                "type": "object",
-                                "properties": {"prepend": _ANCHOR},
-                                "required": ["prepend"],
-                                "additionalProperties": False,
-                            },
-                            {
-                                "type": "object",
-                                "properties": {
-                                    "range": {
-                                        "type": "object",
-                                        "properties": {
-                                            "pos": {
-                                                **_ANCHOR,
-                                                "description": "First line replaced (inclusive).",
-                                            },
-                                            "end": {
-                                                **_ANCHOR,
-                                                "description": "Last line replaced (inclusive).",
-                                            },
-                                        },
-                                        "required": ["pos", "end"],
-                                        "additionalProperties": False,
-                                    }
-                                },
-                                "required": ["range"],
-                                "additionalProperties": False,
-                            },
-                        ],
-                    },
-                    "content": {
-                        "description": "New lines (array of strings preferred); null removes the range.",
-                        "anyOf": [
-                            {"type": "array", "items": {"type": "string"}},
-                            {"type": "string"},
-                            {"type": "null"},
-                        ],
-                    },
-                    "delete": {"type": "boolean", "description": "Delete the file."},
-                    "move": {"type": "string", "description": "Rename the file to this path."},
-                },
-                "required": ["path"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["edits"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = """Edit files by line anchors. `read` shows every line as `N#ID:text`; `N#ID` is that line's anchor.
-Each edit is {path, loc, content}:
-- loc {"range": {"pos": "N#ID", "end": "M#ID"}} replaces lines N..M (inclusive) with content; content null deletes them.
-- loc {"append": "N#ID"} / {"prepend": "N#ID"} inserts content after / before line N.
-- loc "append" / "prepend" inserts at the end / start of the file (creating a missing file).
-content is the literal new lines as an array of strings, with the file's indentation (real tabs where the file uses tabs).
-{path, delete: true} deletes a file; {path, move: "new/path"} renames it.
-Copy anchors exactly from the latest read of the file. If the file changed since, the edit is refused and the error shows current anchors.
-When content ends with a closing line (`}`, `)`, `]`), make sure `end` covers the original closing line, or it will be doubled.
-The result shows the changed lines with their new anchors; re-read other parts of a file before editing them again."""
 
 
 def create_hashline_edit_tool(cwd: Path) -> AgentTool:

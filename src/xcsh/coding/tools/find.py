@@ -38,11 +38,13 @@ from typing import Any
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.globs import glob_to_regex
+from xcsh.coding.tools.defs_search import DEFAULT_FIND_LIMIT
+from xcsh.coding.tools.defs_search import FIND_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_search import FIND_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head
 
-DEFAULT_FIND_LIMIT = 1000
 _GLOB_CHARS = frozenset("*?[{")
 NO_MATCH = "No files found matching pattern"
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -258,32 +260,6 @@ async def find_files(
                 found[path] = None
     ordered = sorted(found, key=lambda p: (-_mtime(p), p.as_posix()))
     return ordered[:limit], len(ordered)
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {
-            "type": "string",
-            "description": "Glob to match, optionally starting with a directory: '*.py', 'src/**/*.ts', "
-            "'docs/*.md'. Separate several patterns with commas.",
-        },
-        "hidden": {"type": "boolean", "description": "Include hidden files and directories (default true)."},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "description": f"Maximum number of paths to return (default {DEFAULT_FIND_LIMIT}).",
-        },
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Find files by glob pattern, newest first. A pattern without '/' matches file names at any depth "
-    "('*.py'); with '/' it matches paths below its leading directory ('src/**/test_*.py'). "
-    "Files ignored by .gitignore and the .git directory are skipped. Returns one path per line."
-)
 
 
 def create_find_tool(cwd: Path, *, use_ripgrep: bool = True) -> AgentTool:

@@ -37,14 +37,15 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_search import GREP_DEFAULT_CONTEXT as DEFAULT_CONTEXT
+from xcsh.coding.tools.defs_search import GREP_DEFAULT_LIMIT as DEFAULT_LIMIT
+from xcsh.coding.tools.defs_search import GREP_PARAMETERS as _PARAMETERS
+from xcsh.coding.tools.defs_search import grep_description
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.find import RipgrepRun, find_ripgrep, walk_files
 from xcsh.coding.tools.hashline import anchor
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head, truncate_line
-
-DEFAULT_LIMIT = 20
-DEFAULT_CONTEXT = 3
 
 # File types understood by the Python fallback (a subset of ripgrep's --type list).
 _TYPES: dict[str, tuple[str, ...]] = {
@@ -281,60 +282,6 @@ def _int_arg(args: dict[str, Any], name: str, default: int, minimum: int) -> int
     return int(value)
 
 
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "description": "Regular expression to search for (ripgrep syntax)."},
-        "path": {
-            "type": "string",
-            "description": "File or directory to search (default: the working directory).",
-        },
-        "glob": {
-            "type": "string",
-            "description": "Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'.",
-        },
-        "type": {
-            "type": "string",
-            "description": "Only search files of this type, e.g. 'py', 'js', 'rust', 'md'.",
-        },
-        "i": {"type": "boolean", "description": "Case-insensitive search."},
-        "pre": {
-            "type": "integer",
-            "minimum": 0,
-            "description": f"Context lines before each match (default {DEFAULT_CONTEXT}).",
-        },
-        "post": {
-            "type": "integer",
-            "minimum": 0,
-            "description": f"Context lines after each match (default {DEFAULT_CONTEXT}).",
-        },
-        "multiline": {"type": "boolean", "description": "Allow the pattern to match across lines."},
-        "gitignore": {"type": "boolean", "description": "Skip files ignored by .gitignore (default true)."},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "description": f"Maximum number of matches to show (default {DEFAULT_LIMIT}).",
-        },
-        "offset": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Skip this many matches first (for paging).",
-        },
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Search file contents with a regular expression (ripgrep). Returns matching lines as 'path:line:text' with "
-    "context lines as 'path-line-text' and '--' between separate groups. Respects .gitignore. Narrow the search "
-    "with `path`, `glob` or `type`; page through many matches with `limit` and `offset`. "
-    "Prefer this over running grep or rg in bash."
-)
-
-_ANCHOR_NOTE = " Here `line` is the line's anchor `N#ID` (as `read` shows it), usable directly in `edit`."
-
-
 def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True, hashline: bool = False) -> AgentTool:
     """The ``grep`` tool bound to the session cwd; ``use_ripgrep=False`` forces the Python search;
     ``hashline`` shows each line's anchor (``N#ID``) where the line number would be."""
@@ -392,7 +339,7 @@ def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True, hashline: bool = Fa
     return AgentTool(
         name="grep",
         label="Grep",
-        description=_DESCRIPTION + (_ANCHOR_NOTE if hashline else ""),
+        description=grep_description(hashline),
         parameters=_PARAMETERS,
         execute=execute,
         concurrency="shared",

@@ -16,10 +16,11 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_files import DEFAULT_LS_LIMIT
+from xcsh.coding.tools.defs_files import LS_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_files import LS_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
-
-DEFAULT_LS_LIMIT = 500
 
 
 def list_directory(directory: Path, *, limit: int = DEFAULT_LS_LIMIT, limit_hint: bool = False) -> str:
@@ -51,29 +52,6 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "Directory to list, relative to the working directory or absolute. Default: the working directory.",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "description": f"Maximum number of entries to return (default {DEFAULT_LS_LIMIT}).",
-        },
-    },
-    "required": [],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "List the entries of a directory, sorted alphabetically (case-insensitive). Directories end with '/'. "
-    "Hidden files are included. Use `find` to search recursively by name and `read` to open a file."
-)
 
 
 def create_ls_tool(cwd: Path) -> AgentTool:

@@ -19,11 +19,12 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_files import NOTEBOOK_ACTIONS as ACTIONS
+from xcsh.coding.tools.defs_files import NOTEBOOK_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_files import NOTEBOOK_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.optional import require
 from xcsh.coding.tools.paths import display_path, resolve_path
-
-ACTIONS = ("edit", "insert", "delete")
 
 
 def _source_lines(source: Any) -> list[str]:
@@ -97,33 +98,6 @@ def _apply(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
         "content": [{"type": "text", "text": f"{message}. Notebook now has {total} cells."}],
         "details": details,
     }
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "action": {"type": "string", "enum": list(ACTIONS), "description": "What to do with the cell."},
-        "notebook_path": {"type": "string", "description": "Path to the .ipynb file (relative or absolute)."},
-        "cell_index": {
-            "type": "number",
-            "description": "0-based index of the cell (for insert: the new cell's position).",
-        },
-        "content": {"type": "string", "description": "The cell's new source (required for edit and insert)."},
-        "cell_type": {
-            "type": "string",
-            "enum": ["code", "markdown"],
-            "description": "Type of an inserted cell (default: code).",
-        },
-    },
-    "required": ["action", "notebook_path", "cell_index"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Edit a Jupyter notebook (.ipynb) cell by cell: action 'edit' replaces the source of cell `cell_index`, "
-    "'insert' adds a new code or markdown cell at that position, 'delete' removes it. Indexes are 0-based. "
-    "Use `read` on the notebook first to see its cells; do not edit .ipynb JSON with `edit` or `write`."
-)
 
 
 def create_notebook_tool(cwd: Path) -> AgentTool:

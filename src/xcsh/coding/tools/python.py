@@ -22,6 +22,8 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_search import PYTHON_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_search import PYTHON_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.kernel import PythonKernel
 from xcsh.coding.tools.paths import resolve_path
@@ -57,43 +59,6 @@ def _cells(raw: object) -> list[dict[str, str]]:
         title = cell.get("title")
         cells.append({"code": cell["code"], "title": title if isinstance(title, str) else ""})
     return cells
-
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "cells": {
-            "type": "array",
-            "minItems": 1,
-            "description": "Cells to run in order in the persistent kernel.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "code": {"type": "string", "description": "Python code to run."},
-                    "title": {"type": "string", "description": "Short label for the cell, e.g. 'load data'."},
-                },
-                "required": ["code"],
-                "additionalProperties": False,
-            },
-        },
-        "timeout": {"type": "number", "description": "Seconds per cell (default 30, max 600)."},
-        "cwd": {"type": "string", "description": "Working directory for the cells (default: the session's)."},
-        "reset": {
-            "type": "boolean",
-            "description": "Restart the kernel (clearing all state) before running.",
-        },
-    },
-    "required": ["cells"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Run Python in a persistent IPython kernel: variables, imports and functions stay defined between "
-    "calls for the whole session. Pass one or more cells; they run in order and stop at the first error "
-    "(earlier cells' effects persist, so fix and re-run only the failing one). The last expression of a "
-    "cell is shown like in Jupyter; plots and PNG results come back as images. Use it for data work, "
-    "quick experiments and calculations; use bash for shell commands. `reset: true` starts a fresh kernel."
-)
 
 
 def create_python_tool(cwd: Path, kernel: PythonKernel) -> AgentTool:

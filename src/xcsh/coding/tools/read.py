@@ -30,22 +30,22 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools import read_sources as sources
+from xcsh.coding.tools.defs_files import DEFAULT_READ_LINES, Numbering, read_description
+from xcsh.coding.tools.defs_files import READ_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import format_line
 from xcsh.coding.tools.ls import list_directory
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, MAX_LINES, format_size
 
-DEFAULT_READ_LINES = 300
 MAX_DIR_ENTRIES = 500
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _SNIFF_BYTES = 8192
-Numbering = Literal["none", "number", "hash"]
 _SEL_RE = re.compile(r"^L?(\d+)(?:(-)(?:L?(\d+))?)?$", re.IGNORECASE)
 
 
@@ -242,46 +242,6 @@ def _read(
     return {"content": [{"type": "text", "text": text}]}
 
 
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "File or directory (relative or absolute), archive member (a.zip:dir/file), "
-            "SQLite selector (db.sqlite:table, db.sqlite:table?limit=10&where=..., db.sqlite?q=SELECT ...), "
-            "or an http(s) URL.",
-        },
-        "sel": {
-            "type": "string",
-            "description": (
-                "Optional line selection: 'L50' (from line 50), 'L50-L120' (a range), 'L50-' (to the end), "
-                f"or 'raw' (whole file). Default: the first {DEFAULT_READ_LINES} lines."
-            ),
-        },
-        "timeout": {"type": "number", "description": "Seconds to wait for a URL (default 20, max 45)."},
-    },
-    "required": ["path"],
-    "additionalProperties": False,
-}
-
-_SHOWN_AS: dict[str, str] = {
-    "none": "Text is returned exactly as stored (no line numbers), ",
-    "number": "Each line is shown as `N:text` (N = line number; the prefix is not part of the file), ",
-    "hash": "Each line is shown as `N#ID:text`, where `N#ID` is the line's anchor for `edit` "
-    "(the prefix is not part of the file), ",
-}
-_DESCRIPTION = (
-    "Read a file or list a directory. {shown}"
-    f"{DEFAULT_READ_LINES} lines by default and at most {MAX_LINES} lines or {format_size(MAX_BYTES)} per call; "
-    "when more remains the result ends with a notice telling which `sel` continues it. "
-    "Use `sel` to read a line range (e.g. 'L200-L260'). Directories are listed one entry per line, "
-    "directories ending with '/'. PNG, JPEG, GIF and WebP images are returned as images. "
-    "Also reads web pages (http/https URLs, HTML as Markdown), zip/tar archives (list, or a.zip:path/in/archive), "
-    "SQLite databases (tables, schema, rows, read-only queries), Jupyter notebooks and PDFs as text. "
-    "Prefer this over `cat`, `head` or `sed` in bash."
-)
-
-
 def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
     """The ``read`` tool bound to the session cwd, showing lines per ``numbering``."""
 
@@ -298,7 +258,7 @@ def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
     return AgentTool(
         name="read",
         label="Read",
-        description=_DESCRIPTION.replace("{shown}", _SHOWN_AS[numbering]),
+        description=read_description(numbering),
         parameters=_PARAMETERS,
         execute=execute,
         concurrency="shared",

@@ -27,30 +27,12 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.coding.tools.defs_files import WRITE_DESCRIPTION as _DESCRIPTION
+from xcsh.coding.tools.defs_files import WRITE_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import strip_copied_prefixes
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.syntax_guard import syntax_error_after
-
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "description": "File to write, relative to the working directory or absolute.",
-        },
-        "content": {"type": "string", "description": "The complete new content of the file."},
-    },
-    "required": ["path", "content"],
-    "additionalProperties": False,
-}
-
-_DESCRIPTION = (
-    "Write a file, creating it (and any missing parent directories) or replacing its whole content. "
-    "Use it for new files or complete rewrites; prefer `edit` for changing part of an existing file. "
-    "The content is written exactly as given."
-)
-
 
 GUARD_MIN_LINES = 4
 _SHOW_LINES = 60
