@@ -135,7 +135,7 @@ class Probes:
             t0 = time.perf_counter()
             frame = await host.send({"type": "get_state"})
             times.append(_ms(time.perf_counter() - t0))
-        sizes.append(len(json.dumps(frame, ensure_ascii=False, separators=(",", ":"))))
+        sizes.append(len(frame.raw))
         await host.close()
         ws.remove()
         return {"median_ms": _median(times), "p99_ms": _p99(times), "response_bytes": sizes[0]}

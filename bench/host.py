@@ -2,8 +2,10 @@
 
 The probes must measure the agent, not the host, so this host never parses a streamed frame:
 it reads stdout in large chunks, splits lines on LF and classifies each line by byte search
-(the frame ``type`` and, for ``message_update``, the ``assistantMessageEvent`` type). Only
-``response`` frames (small) are parsed, to match them to their requests.
+(the frame ``type`` and, for ``message_update``, the ``assistantMessageEvent`` type). A
+``response`` is matched to its request by the id at its start (every agent writes ``id`` first)
+and parsed only when a probe reads it: a ``get_state`` answer is 0.7 KB from one agent and
+25 KB from another, and parsing it inside the timed round trip measured the host.
 """
 
 from __future__ import annotations
@@ -13,12 +15,48 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 _EVENT = b'"assistantMessageEvent":{"type":"'
 _TYPE = b'"type":"'
+_ID = b'{"id":"'
+
+
+class Response(Mapping[str, Any]):
+    """A response frame, parsed on first access (``raw`` is the line as read)."""
+
+    def __init__(self, raw: bytes, frame: dict[str, Any] | None = None) -> None:
+        self.raw = raw
+        self._frame = frame
+
+    def _parsed(self) -> dict[str, Any]:
+        if self._frame is None:
+            self._frame = json.loads(self.raw)
+        return self._frame
+
+    def __getitem__(self, key: str) -> Any:
+        return self._parsed()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parsed())
+
+    def __len__(self) -> int:
+        return len(self._parsed())
+
+    def __repr__(self) -> str:
+        return repr(self._parsed())
+
+
+def response_id(line: bytes) -> tuple[str | None, dict[str, Any] | None]:
+    """The id of a response line, read from its start when it is there (else the line is parsed)."""
+    if line.startswith(_ID):
+        end = line.find(b'"', len(_ID))
+        if end > 0 and b"\\" not in line[len(_ID) : end]:
+            return line[len(_ID) : end].decode(), None
+    frame = json.loads(line)
+    return str(frame.get("id")), frame
 
 
 def classify(line: bytes) -> str:
@@ -44,7 +82,7 @@ class Host:
         self.counts: dict[str, int] = {}
         self.bytes_read = 0
         self._waiters: list[tuple[str, asyncio.Future[float]]] = []
-        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._pending: dict[str, asyncio.Future[Response]] = {}
         self._ids = itertools.count(1)
         self._reader = asyncio.ensure_future(self._read())
         self.on_line: Callable[[str, bytes], None] | None = None
@@ -89,10 +127,10 @@ class Host:
         kind = classify(line)
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if kind == "response":
-            frame = json.loads(line)
-            future = self._pending.pop(str(frame.get("id")), None)
+            cid, frame = response_id(line)
+            future = self._pending.pop(str(cid), None)
             if future is not None and not future.done():
-                future.set_result(frame)
+                future.set_result(Response(line, frame))
         if self.on_line is not None:
             self.on_line(kind, line)
         still = []
@@ -103,10 +141,10 @@ class Host:
                 still.append((wanted, future))
         self._waiters = still
 
-    def send(self, frame: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
-        """Write a command; the future resolves to its response frame."""
+    def send(self, frame: dict[str, Any]) -> asyncio.Future[Response]:
+        """Write a command; the future resolves to its response frame (parsed when read)."""
         cid = f"b{next(self._ids)}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[cid] = future
         stdin = self.process.stdin
         assert stdin is not None
