@@ -71,6 +71,54 @@ async def test_every_state_change_shows_in_the_very_next_get_state(
     assert fresh["messageCount"] == 0 and fresh["sessionId"] != idle["sessionId"]
 
 
+async def test_compaction_todos_bash_locale_tools_and_switches_show_in_the_next_get_state(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """The get_state answer is cached between changes: each of these changes is in the next answer."""
+    gate = script.Gate()
+    fake_llm.script(
+        script.text("big answer", usage=(120000, 10)),
+        script.hold("HISTORY-SUMMARY", gate),  # the bash run before the prompt is history
+        script.text("PREFIX-SUMMARY"),
+        script.text("SHORT"),
+        script.text("continuing"),
+    )
+    async with RpcClient.spawn(
+        args=["--model", "fake/fake-model", "--tools", "read,bash"], cwd=workspace.proj, env=workspace.env
+    ) as client:
+        first = await client.get_state()
+        assert await client.get_state() == first
+        await client.set_todos([{"id": "p1", "name": "Plan", "tasks": []}])
+        todos = await client.get_state()
+        await client.bash("true")
+        bash = await client.get_state()
+        await client.set_locale("de")
+        locale = await client.get_state()
+        await client.set_active_tools(["read"])
+        tools = await client.get_state()
+        mark = client.mark()
+        await client.prompt("work?")
+        await client.wait_for_type("auto_compaction_start", since=mark)
+        compacting = await client.get_state()
+        gate.release()
+        await client.wait_for_idle(since=mark)
+        compacted = await client.get_state()
+        await client.new_session()
+        fresh = await client.get_state()
+        await client.switch_session(first["sessionFile"])
+        back = await client.get_state()
+    assert first["todoPhases"] == [] and todos["todoPhases"] == [{"id": "p1", "name": "Plan", "tasks": []}]
+    assert (todos["messageCount"], bash["messageCount"]) == (0, 1)
+    assert locale["systemPrompt"] != bash["systemPrompt"]
+    assert [t["name"] for t in locale["dumpTools"]] == ["read", "bash"]
+    assert [t["name"] for t in tools["dumpTools"]] == ["read"]
+    assert compacting["isCompacting"] is True and tools["isCompacting"] is False
+    assert compacted["isCompacting"] is False and compacted["isStreaming"] is False
+    assert compacted["messageCount"] == 4  # summary, kept answer, continuation prompt, answer
+    assert fresh["messageCount"] == 0 and fresh["sessionFile"] != first["sessionFile"]
+    assert back["sessionId"] == first["sessionId"] and back["messageCount"] == compacted["messageCount"]
+
+
 async def test_commands_from_a_regular_file_are_all_answered(workspace: Workspace, tmp_path: Path) -> None:
     """A stdin the event loop cannot watch (a regular file) is read by a thread instead."""
     commands = tmp_path / "commands.jsonl"

@@ -94,6 +94,7 @@ class AgentSession:
         self._agent.subscribe(self._on_agent_event)
         self._listeners: list[Callable[[SessionEvent], None]] = []
         self._compacting = False
+        self._auto_compaction: tuple[int, bool] = (-1, False)  # (settings.version, value)
         from xcsh.coding.commands import CommandRegistry
 
         self._commands = CommandRegistry(self._hooks.commands)
@@ -225,8 +226,16 @@ class AgentSession:
         return self._tools.active()
 
     def snapshot(self) -> SessionSnapshot:
-        """The state ``get_state`` reports, typed; the RPC layer shapes the wire payload."""
+        """The state ``get_state`` reports, typed; the RPC layer shapes the wire payload.
+
+        Two snapshots compare equal exactly when everything they report is equal (the model and
+        the tools by identity first: they are replaced, never changed in place), so a mode may
+        reuse what it built from an equal snapshot.
+        """
         store = self._store
+        settings = self._settings
+        if self._auto_compaction[0] != settings.version:
+            self._auto_compaction = (settings.version, auto_compaction_enabled(settings))
         return SessionSnapshot(
             model=self._agent.model,
             thinking_level=self._agent.thinking_level,
@@ -242,7 +251,7 @@ class AgentSession:
             queued_count=self.queued_count,
             system_prompt=self._agent.system_prompt,
             tools=tuple(self._agent.tools),
-            auto_compaction_enabled=auto_compaction_enabled(self._settings),
+            auto_compaction_enabled=self._auto_compaction[1],
         )
 
     def stats(self) -> SessionStats:

@@ -167,7 +167,11 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 
 
 class Settings:
-    """Layered settings: overrides > project file > user file > defaults."""
+    """Layered settings: overrides > project file > user file > defaults.
+
+    ``version`` grows with every change made through this object (the layers are private and
+    changed only here), so a reader may keep a value derived from settings until it moves.
+    """
 
     def __init__(self, *, user_file: Path | None = None, project_file: Path | None = None) -> None:
         self.user_file = user_file
@@ -175,6 +179,7 @@ class Settings:
         self._user = _load_yaml(user_file) if user_file else {}
         self._project = _load_yaml(project_file) if project_file else {}
         self._overrides: dict[str, Any] = {}
+        self.version = 0
 
     @classmethod
     def load(cls, agent_dir: Path, cwd: Path | None = None) -> Settings:
@@ -225,6 +230,7 @@ class Settings:
     def drop_project_keys(self, prefixes: tuple[str, ...]) -> None:
         """Ignore the project file's keys at or under ``prefixes`` (an untrusted project)."""
         self._project = _without(self._project, prefixes, "")
+        self.version += 1
 
     def get_int(self, key: str, default: int) -> int:
         value = self.get(key, default)
@@ -240,12 +246,14 @@ class Settings:
     def override(self, key: str, value: Any) -> None:
         """Set a runtime-only value (never persisted)."""
         self._overrides[key] = value
+        self.version += 1
 
     def reset_to_defaults(self, keys: tuple[str, ...]) -> None:
         for key in keys:
             found, value = _lookup(DEFAULTS, key)
             if found:
                 self._overrides[key] = copy.deepcopy(value)
+        self.version += 1
 
     def set(self, key: str, value: Any) -> None:
         """Set ``key`` in the user settings file (read-modify-write under its lock) and in memory."""
@@ -258,6 +266,7 @@ class Settings:
         processes made meanwhile are seen too). A file that cannot be read or written
         is left alone and the failure logged; the values still apply in memory.
         """
+        self.version += 1
         for key, value in values.items():
             self._overrides.pop(key, None)
             _assign(self._user, key, copy.deepcopy(value))
@@ -265,6 +274,7 @@ class Settings:
             return
         try:
             self._user = update_settings_file(self.user_file, values)
+            self.version += 1
         except (OSError, SettingsError) as exc:
             logger.warning("could not persist settings %s to %s: %s", ", ".join(values), self.user_file, exc)
 

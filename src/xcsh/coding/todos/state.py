@@ -126,7 +126,8 @@ def latest_todo_phases(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]
 class TodoStore:
     """The current phases of one session, plus the auto-clear timers (agent-behaviour §8.5).
 
-    Calling the store returns a copy of the phases.
+    Calling the store returns a copy of the phases. ``version`` grows with every change of
+    the phases (they are changed only here).
     ``clear_delay_s()`` is read on every change: negative means never, 0 the next loop tick.
     ``on_auto_clear`` is called once per task removed by a timer.
     """
@@ -143,6 +144,7 @@ class TodoStore:
         self._on_auto_clear = on_auto_clear
         self._call_later = call_later
         self._timers: dict[str, TimerHandle] = {}
+        self.version = 0
 
     def __call__(self) -> list[dict[str, Any]]:
         return self.phases
@@ -158,6 +160,7 @@ class TodoStore:
     def set(self, phases: Sequence[Any]) -> list[dict[str, Any]]:
         """Replace the phases with their structural copy; (re)schedule timers; return the copy."""
         self._phases = copy_phases(phases)
+        self.version += 1
         self._schedule()
         return self.phases
 
@@ -167,6 +170,7 @@ class TodoStore:
             handle.cancel()
         self._timers.clear()
         self._phases = []
+        self.version += 1
 
     def _schedule(self) -> None:
         done = {
@@ -194,5 +198,6 @@ class TodoStore:
                 if str(task.get("id")) == task_id and task.get("status") in DONE_STATUSES:
                     del phase["tasks"][index]
                     self._phases = [p for p in self._phases if p["tasks"]]
+                    self.version += 1
                     self._on_auto_clear()
                     return

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from xcsh.ai.types import ImageContent
 from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
-from xcsh.modes.rpc.shapes import cycle_payload, state_payload
+from xcsh.modes.rpc.shapes import cycle_payload, encoded_state
 from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
@@ -94,9 +94,7 @@ async def abort_and_prompt(server: RpcServer, cmd: c.AbortAndPromptCommand) -> A
 
 def state(server: RpcServer, cmd: c.GetStateCommand) -> Any:
     """``get_state``, which never waits: answered at once when nothing is queued (server.instant)."""
-    data = state_payload(server.session)
-    data["messageUpdates"] = server.message_updates
-    return data
+    return encoded_state(server.session, server.message_updates)
 
 
 async def get_state(server: RpcServer, cmd: c.GetStateCommand) -> Any:

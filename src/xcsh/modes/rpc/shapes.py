@@ -9,21 +9,63 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from xcsh.coding.model_choice import ModelCycle
 from xcsh.coding.secrets import public_model
 from xcsh.coding.session import AgentSession
+from xcsh.coding.session_state import SessionSnapshot
 from xcsh.coding.sessions.context import SessionStats
-from xcsh.coding.todos import todos_of
+from xcsh.coding.todos import TodoStore, todos_of
 from xcsh.modes.rpc.updates import EncodedOnce
+from xcsh.rpc.jsonl import encode_json
 
 # the large, rarely changing parts of get_state are encoded once (see EncodedOnce)
 _system_prompt = EncodedOnce()
 _dump_tools = EncodedOnce()
 
 
+class EncodedState:
+    """One session's encoded ``get_state`` payload, reused while nothing it reports changed.
+
+    The key is the session's snapshot (equal exactly when every field ``get_state`` reports from
+    it is equal), the todo store with its version, and the server's ``messageUpdates`` mode:
+    together every input of :func:`state_payload`. A change through any of the session core's
+    operations shows in the next answer; no operation has to invalidate anything.
+    Kept per session in ``session.features`` (see :func:`encoded_state`).
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._raw = msgspec.Raw(b"null")
+
+    def get(self, session: AgentSession, message_updates: str) -> msgspec.Raw:
+        snap = session.snapshot()
+        todos = todos_of(session)
+        key = (snap, todos, todos.version if todos is not None else 0, message_updates)
+        if key != self._key:
+            data = _payload(snap, todos)
+            data["messageUpdates"] = message_updates
+            self._raw = msgspec.Raw(encode_json(data))
+            self._key = key
+        return self._raw
+
+
+def encoded_state(session: AgentSession, message_updates: str) -> msgspec.Raw:
+    """The ``get_state`` payload (with ``messageUpdates``) as JSON, encoded again only after a change."""
+    cache = session.features.get(EncodedState)
+    if cache is None:
+        cache = EncodedState()
+        session.features.put(cache)
+    return cache.get(session, message_updates)
+
+
 def state_payload(session: AgentSession) -> dict[str, Any]:
-    """The ``get_state`` payload."""
-    snap = session.snapshot()
+    """The ``get_state`` payload (without ``messageUpdates``, which is the server's)."""
+    return _payload(session.snapshot(), todos_of(session))
+
+
+def _payload(snap: SessionSnapshot, todos: TodoStore | None) -> dict[str, Any]:
     data: dict[str, Any] = {
         "model": public_model(snap.model),
         "thinkingLevel": snap.thinking_level or "off",
@@ -41,7 +83,6 @@ def state_payload(session: AgentSession) -> dict[str, Any]:
     data["autoCompactionEnabled"] = snap.auto_compaction_enabled
     data["messageCount"] = snap.message_count
     data["queuedMessageCount"] = snap.queued_count
-    todos = todos_of(session)
     data["todoPhases"] = todos.phases if todos is not None else []
     data["systemPrompt"] = _system_prompt(snap.system_prompt)
     data["dumpTools"] = _dump_tools.tools(snap.tools)
