@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PROVIDER_KEY_VARS
+from conftest import PROVIDER_KEY_VARS, Workspace
 
 # Loaded on first use (or by the idle warm-up), never for the first answer.
 LAZY = (
@@ -26,6 +26,9 @@ LAZY = (
     "tempfile",  # session-dir naming and bash output spills import it when they run
     "secrets",
     "importlib.resources",  # the model catalogue is a plain file beside the package
+    "difflib",  # approval prompts' diffs
+    "xcsh.ai.errors",  # error classification (its patterns compile on import): on an error, or warm-up
+    "xcsh.coding.bash.session",  # the host's bash command: its shell starts on first use
     # the built-in tools' code: their definitions are in tools/defs_*.py
     "xcsh.coding.tools.read",
     "xcsh.coding.tools.read_sources",
@@ -110,3 +113,38 @@ def test_the_first_get_state_answer_is_complete_without_loading_what_only_later_
 def test_every_module_the_start_up_guard_names_exists(module: str) -> None:
     # a misspelt name would never be imported and so always "pass" the guard above
     assert importlib.util.find_spec(module) is not None
+
+
+WARM_PROGRAM = """
+import asyncio, sys
+from pathlib import Path
+import xcsh
+from xcsh.coding.tools import IMPLEMENTATIONS
+
+async def main() -> None:
+    async with xcsh.open_session(
+        cwd=Path({proj!r}), args=["--model", "fake/fake-model", "--no-session"],
+        agent_dir=Path({agent!r}), env={env!r},
+    ) as session:
+        await session.get_state()
+        early = sum(name in sys.modules for name in IMPLEMENTATIONS)
+        for _ in range(1200):  # once the host is quiet, the warm-up imports them (bounded wait, 60 s)
+            if all(name in sys.modules for name in IMPLEMENTATIONS):
+                break
+            await asyncio.sleep(0.05)
+        print(early, sum(name in sys.modules for name in IMPLEMENTATIONS), len(IMPLEMENTATIONS))
+
+asyncio.run(main())
+"""
+
+
+def test_the_idle_warm_up_imports_the_tool_implementations_the_first_answer_left_out(
+    workspace: Workspace,
+) -> None:
+    env = {**workspace.env, "XCSH_WARM_QUIET_MS": "1500"}
+    program = WARM_PROGRAM.format(proj=str(workspace.proj), agent=str(workspace.agent), env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, env=env, check=True
+    )
+    early, late, total = (int(n) for n in done.stdout.split())
+    assert (early, late) == (0, total)

@@ -21,7 +21,6 @@ The gate plugs in as a ``before_tool_call`` hook of the session, after the exten
 from __future__ import annotations
 
 import contextvars
-import difflib
 import fnmatch
 import json
 import os
@@ -115,6 +114,8 @@ def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]
         return title, f"$ {args['command']}"
     path = args.get("path")
     if isinstance(path, str) and isinstance(args.get("content"), str):
+        import difflib  # only when a call is put to the user
+
         target = cwd / path
         old = target.read_text(errors="replace").splitlines() if target.is_file() else []
         diff = difflib.unified_diff(old, args["content"].splitlines(), f"a/{path}", f"b/{path}", lineterm="")
@@ -133,6 +134,8 @@ def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]
 def _edit_lines(edit: dict[str, Any], name: str) -> list[str]:
     """One edit as diff lines: replace-mode old/new text, or a hashline edit's location and lines."""
     if any(k in edit for k in ("old_text", "oldText", "new_text", "newText")):
+        import difflib  # only when a call is put to the user
+
         old_text = edit.get("old_text", edit.get("oldText", ""))
         new_text = edit.get("new_text", edit.get("newText", ""))
         return list(

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentEvent, AgentMessage
-from xcsh.ai.errors import is_retryable, is_transport_failure, retry_hint_ms
 from xcsh.coding.auto_settings import auto_retry_enabled
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import last_assistant
@@ -49,6 +48,8 @@ def backoff_delay_ms(
     delay = base_delay_ms * 2 ** max(0, min(attempt - 1, 40))
     if max_delay_ms is not None:
         delay = min(delay, max_delay_ms)
+    from xcsh.ai.errors import retry_hint_ms  # its patterns compile on import: only on an error
+
     hint = retry_hint_ms(error_message)
     return hint if hint is not None and hint > delay else delay
 
@@ -114,6 +115,8 @@ class RetryHandler:
 
     def budget_for(self, error_message: str) -> int:
         """Retries allowed for a chain whose latest error is ``error_message``."""
+        from xcsh.ai.errors import is_transport_failure
+
         return self.transient_max_retries if is_transport_failure(error_message) else self.max_retries
 
     @property
@@ -146,6 +149,8 @@ class RetryHandler:
         if message is None or message["stopReason"] != "error":
             return None
         error = message.get("errorMessage") or ""
+        from xcsh.ai.errors import is_retryable  # its patterns compile on import: only on an error
+
         if not self.enabled or not is_retryable(error):
             self._finish(error)
             return None

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import BashExecutionMessage
 from xcsh.ai.abort import AbortController
-from xcsh.coding.bash.session import DEFAULT_TIMEOUT_S, BashSession
-from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
 
 if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
@@ -28,10 +26,13 @@ class UserBash:
     """Runs user commands for one session; at most one at a time (later ones queue)."""
 
     def __init__(
-        self, cwd: Path, *, environment: dict[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+        self, cwd: Path, *, environment: dict[str, str] | None = None, timeout_s: float | None = None
     ):
+        """``timeout_s`` None: the shell's default (:data:`xcsh.coding.bash.session.DEFAULT_TIMEOUT_S`)."""
+        from xcsh.coding.bash.session import DEFAULT_TIMEOUT_S, BashSession  # the shell: loaded on first use
+
         self._shell = BashSession(cwd, environment=environment)
-        self._timeout_s = timeout_s
+        self._timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
         self._running: set[AbortController] = set()
 
     @property
@@ -44,6 +45,8 @@ class UserBash:
         A non-zero exit status is a normal result. Raises
         :class:`~xcsh.coding.bash.process.BashLaunchError` when the shell cannot start.
         """
+        from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
+
         controller = AbortController()
         self._running.add(controller)
         try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +100,8 @@ class BashSession:
 
     def close(self) -> None:
         if self._state_dir is not None:
+            import shutil  # only when a shell ran
+
             shutil.rmtree(self._state_dir, ignore_errors=True)
             self._state_dir = None
 

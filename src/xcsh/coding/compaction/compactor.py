@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.abort import AbortController
-from xcsh.ai.errors import is_context_overflow
 from xcsh.ai.types import Model
 from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.compaction.errors import (
@@ -219,6 +218,8 @@ class Compactor:
         if message.get("provider") != model["provider"] or message.get("model") != model["id"]:
             return False
         if message.get("stopReason") == "error":
+            from xcsh.ai.errors import is_context_overflow  # patterns compiled on import: only on an error
+
             return is_context_overflow(str(message.get("errorMessage") or ""))
         return message.get("stopReason") != "aborted" and overflows_window(message, self._window(model))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import logging
 import re
 from pathlib import Path
@@ -33,6 +32,8 @@ class BlobStore:
 
     def put(self, data: bytes) -> str:
         """Store ``data`` (if not already present) and return its SHA-256 hex digest."""
+        import hashlib  # only when an image is stored
+
         digest = hashlib.sha256(data).hexdigest()
         target = self.directory / digest
         if target.exists():

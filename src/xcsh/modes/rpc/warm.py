@@ -7,15 +7,21 @@ commands back to back right after start-up (a burst of ``get_state``) would othe
 wait on it (docs/performance.md, profile 17). A prompt that arrives first imports what it
 needs itself, as before. ``XCSH_WARM=0`` in the environment turns warming off;
 ``XCSH_WARM_QUIET_MS`` sets the quiet period (default 50).
+
+The same quiet moment also imports the built-in tools' implementations, which the first
+``get_state`` answer does not need (docs/performance.md, profile 19): one module per turn of
+the event loop, so a command that arrives meanwhile waits for at most one module's import.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 from typing import TYPE_CHECKING
 
 from xcsh.ai.warm import warm_in_background
+from xcsh.coding.tools import IMPLEMENTATIONS
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
@@ -37,11 +43,22 @@ def wire(server: RpcServer) -> None:
     quiet = _quiet_s()
     last_answer = 0.0
     timer: asyncio.TimerHandle | None = None
+    tools_left = list(IMPLEMENTATIONS)
+    tools_importing = False
 
     def start() -> None:
+        nonlocal tools_importing
         model = server.session.model
         if model.get("api"):
             warm_in_background(model["api"], model.get("baseUrl") or "")  # once per api; cheap after
+        if tools_left and not tools_importing:
+            tools_importing = True
+            asyncio.get_running_loop().call_soon(import_tool)
+
+    def import_tool() -> None:
+        importlib.import_module(tools_left.pop(0))
+        if tools_left:
+            asyncio.get_running_loop().call_soon(import_tool)
 
     def when_quiet() -> None:
         nonlocal timer
