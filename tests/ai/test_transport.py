@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +122,33 @@ def test_configured_headers_replace_the_defaults_whatever_their_case() -> None:
     assert lowered["user-agent"].startswith("xcsh/")
     anthropic = request_headers("anthropic", model, StreamOptions(api_key="k"))  # type: ignore[arg-type]
     assert anthropic["x-api-key"] == "k" and anthropic["anthropic-version"] == "2023-06-01"
+
+
+@pytest.mark.parametrize(
+    ("api", "suffix"),
+    [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
+)
+async def test_consecutive_answers_on_each_wire_reuse_one_connection(api: str, suffix: str) -> None:
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import complete
+    from xcsh.testing.fake_llm import running
+
+    with running() as fake:
+        model: Any = {
+            "id": "m",
+            "name": "m",
+            "api": api,
+            "provider": "fake",
+            "baseUrl": fake.base_url + suffix,
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 1000,
+            "maxTokens": 100,
+        }
+        fake.script(script.text("one"), script.text("two"))
+        for expected in ("one", "two"):
+            context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+            message = await complete(model, context, StreamOptions(api_key="k"))
+            assert [b.get("text") for b in message["content"]] == [expected], message.get("errorMessage")
+        assert fake.connections == 1

@@ -260,6 +260,16 @@ class EventStream:
     def __init__(self, vendor: Vendor, response: httpx2.Response) -> None:
         self.vendor = vendor
         self.response = response
+        self._chunks: AsyncIterator[bytes] | None = None
+
+    async def finish(self) -> None:
+        """Read what is left of an answer that is complete (briefly), so its connection is reused.
+
+        A response closed before its body ends takes its connection with it: the next request
+        would open a new one (and, for https, repeat the TLS handshake).
+        """
+        if self._chunks is not None:
+            await _drain(self._chunks)
 
     async def __aenter__(self) -> EventStream:
         return self
@@ -277,7 +287,7 @@ class EventStream:
     async def _openai(self) -> AsyncIterator[Any]:
         import httpx2
 
-        chunks = self.response.aiter_bytes()
+        chunks = self._chunks = self.response.aiter_bytes()
         try:
             async for name, data in _events(chunks):
                 del name
@@ -298,7 +308,8 @@ class EventStream:
             raise APIConnectionError(request=self.response.request) from exc
 
     async def _anthropic(self) -> AsyncIterator[Any]:
-        async for name, data in _events(self.response.aiter_bytes()):
+        chunks = self._chunks = self.response.aiter_bytes()
+        async for name, data in _events(chunks):
             if name is None or name == "ping":
                 continue
             if name == "error":

@@ -73,6 +73,7 @@ class FakeLLM:
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []
         self.finished = 0  # streamed replies sent to their end
+        self.connections = 0  # TCP connections accepted (a client reusing its connection opens one)
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -179,6 +180,8 @@ class FakeLLM:
 
     # ---- HTTP -----------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with self._cond:
+            self.connections += 1
         try:
             while not self._closing:
                 keep = await self._one_request(reader, writer)

@@ -225,6 +225,8 @@ class _Reducer:
     def __init__(self, builder: MessageBuilder) -> None:
         self.builder = builder
         self.done = False
+        # how the answer ends, applied once the rest of the body is read (see run)
+        self.outcome: tuple[str, str | None] = ("finish", None)
         self._item: str | None = None  # type of the output item whose block is open
         self._args_streamed = False
 
@@ -320,13 +322,13 @@ class _Reducer:
         if status == "incomplete":
             reason = _dict(response.get("incomplete_details")).get("reason") or "max_output_tokens"
             if reason == "max_output_tokens":
-                self.builder.finish("length")
+                self.outcome = ("finish", "length")
             else:
-                self.builder.fail(f"Provider finish_reason: {reason}")
+                self.outcome = ("fail", f"Provider finish_reason: {reason}")
         elif status in ("failed", "cancelled"):
             self._failed(response)
         else:
-            self.builder.finish("stop")
+            self.outcome = ("finish", "stop")
 
     def _failed(self, response: dict[str, Any]) -> None:
         error = response.get("error")
@@ -343,7 +345,15 @@ class _Reducer:
 
     def _fail(self, text: str) -> None:
         self.done = True
-        self.builder.fail(text)
+        self.outcome = ("fail", text)
+
+    def end(self) -> None:
+        """End the message as the terminal event said."""
+        kind, detail = self.outcome
+        if kind == "fail":
+            self.builder.fail(detail or "")
+        else:
+            self.builder.finish("length" if detail == "length" else "stop")
 
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
@@ -359,5 +369,9 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
             await builder.pace()
             reducer.feed(event)
             if reducer.done:
+                # the rest of the body first: the connection is back in the pool before the
+                # caller learns the answer is over (and may send the next request)
+                await events.finish()
+                reducer.end()
                 return
     raise ConnectionError("Connection error: stream ended before response.completed")
