@@ -36,7 +36,7 @@ import os
 import re
 import ssl
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -261,6 +261,7 @@ class EventStream:
         self.vendor = vendor
         self.response = response
         self._chunks: AsyncIterator[bytes] | None = None
+        self._events: AsyncGenerator[Any, None] | None = None
 
     async def finish(self) -> None:
         """Read what is left of an answer that is complete (briefly), so its connection is reused.
@@ -277,14 +278,17 @@ class EventStream:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.response.aclose()
+        try:
+            if self._events is not None:
+                await self._events.aclose()  # at once, not whenever it is collected
+        finally:
+            await self.response.aclose()
 
     def __aiter__(self) -> AsyncIterator[Any]:
-        if self.vendor == "anthropic":
-            return self._anthropic()
-        return self._openai()
+        self._events = self._anthropic() if self.vendor == "anthropic" else self._openai()
+        return self._events
 
-    async def _openai(self) -> AsyncIterator[Any]:
+    async def _openai(self) -> AsyncGenerator[Any, None]:
         import httpx2
 
         chunks = self._chunks = self.response.aiter_bytes()
@@ -307,7 +311,7 @@ class EventStream:
         except (httpx2.RequestError, ssl.SSLError) as exc:
             raise APIConnectionError(request=self.response.request) from exc
 
-    async def _anthropic(self) -> AsyncIterator[Any]:
+    async def _anthropic(self) -> AsyncGenerator[Any, None]:
         chunks = self._chunks = self.response.aiter_bytes()
         async for name, data in _events(chunks):
             if name is None or name == "ping":
