@@ -29,6 +29,9 @@ LAZY = (
     "difflib",  # approval prompts' diffs
     "xcsh.ai.errors",  # error classification (its patterns compile on import): on an error, or warm-up
     "xcsh.coding.bash.session",  # the host's bash command: its shell starts on first use
+    "xcsh.agent.loop",  # the agent loop and tool execution: with the first run
+    "xcsh.agent.tool_calls",
+    "jiter",  # partial JSON of streamed tool arguments
     # the built-in tools' code: their definitions are in tools/defs_*.py
     "xcsh.coding.tools.read",
     "xcsh.coding.tools.read_sources",
@@ -119,7 +122,7 @@ WARM_PROGRAM = """
 import asyncio, sys
 from pathlib import Path
 import xcsh
-from xcsh.coding.tools import IMPLEMENTATIONS
+from xcsh.modes.rpc.warm import DEFERRED
 
 async def main() -> None:
     async with xcsh.open_session(
@@ -127,18 +130,18 @@ async def main() -> None:
         agent_dir=Path({agent!r}), env={env!r},
     ) as session:
         await session.get_state()
-        early = sum(name in sys.modules for name in IMPLEMENTATIONS)
+        early = sum(name in sys.modules for name in DEFERRED)
         for _ in range(1200):  # once the host is quiet, the warm-up imports them (bounded wait, 60 s)
-            if all(name in sys.modules for name in IMPLEMENTATIONS):
+            if all(name in sys.modules for name in DEFERRED):
                 break
             await asyncio.sleep(0.05)
-        print(early, sum(name in sys.modules for name in IMPLEMENTATIONS), len(IMPLEMENTATIONS))
+        print(early, sum(name in sys.modules for name in DEFERRED), len(DEFERRED))
 
 asyncio.run(main())
 """
 
 
-def test_the_idle_warm_up_imports_the_tool_implementations_the_first_answer_left_out(
+def test_the_idle_warm_up_imports_the_loop_and_tool_implementations_the_first_answer_left_out(
     workspace: Workspace,
 ) -> None:
     env = {**workspace.env, "XCSH_WARM_QUIET_MS": "1500"}

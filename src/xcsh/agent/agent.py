@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from xcsh.agent.loop import LoopHooks, RecoveryHook, StreamFn, failure_message, run_loop
 from xcsh.agent.queue import MessageQueue
-from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
 from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
 from xcsh.ai.abort import AbortController, AbortSignal
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Message, Model, ThinkingLevel
+
+if TYPE_CHECKING:
+    from xcsh.agent.loop import RecoveryHook, StreamFn
+    from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +140,9 @@ class Agent:
             self.begin_run()
         controller = self._controller
         assert controller is not None
+        # the loop and tool execution load with the first run (or the idle warm-up), not at start-up
+        from xcsh.agent.loop import LoopHooks, failure_message, run_loop
+
         hooks = LoopHooks(
             emit=self._emit,
             messages=self.messages,

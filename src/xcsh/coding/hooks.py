@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
-from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import ToolCall
+
+if TYPE_CHECKING:
+    from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
 
 # The one list that orders after-run hooks: the first hook returning an action wins.
 # Retry decides before compaction (agent-behaviour §7.2); TTSR recovery comes next; the

@@ -25,12 +25,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from xcsh.agent.loop import RecoveryTurn
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.types import Model, ToolCall, ToolResultMessage
 from xcsh.coding.messages import custom_message, request_text
+
+if TYPE_CHECKING:
+    from xcsh.agent.loop import RecoveryTurn
 
 SMALL_PROFILE = "small"
 MAX_TOOL_CALLS = 25  # tool calls per prompt before a small model must answer (``xcsh.coding.small_model``)
@@ -52,6 +54,8 @@ def recovery_message(
     """
     if not has_small_profile(model):
         return None
+    from xcsh.agent.loop import RecoveryTurn  # called by the loop: already imported then
+
     given = {
         cast(dict[str, Any], m.get("details") or {}).get("kind")
         for m in run

@@ -8,9 +8,10 @@ wait on it (docs/performance.md, profile 17). A prompt that arrives first import
 needs itself, as before. ``XCSH_WARM=0`` in the environment turns warming off;
 ``XCSH_WARM_QUIET_MS`` sets the quiet period (default 50).
 
-The same quiet moment also imports the built-in tools' implementations, which the first
-``get_state`` answer does not need (docs/performance.md, profile 19): one module per turn of
-the event loop, so a command that arrives meanwhile waits for at most one module's import.
+The same quiet moment also imports what the first ``get_state`` answer did not need
+(:data:`DEFERRED`: the agent loop, the built-in tools' implementations; docs/performance.md,
+profile 19): one module per turn of the event loop, so a command that arrives meanwhile waits
+for at most one module's import.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
 
 QUIET_S = 0.05
+# imported on first use, or here once the host is quiet (the loop first: a prompt needs it)
+DEFERRED: tuple[str, ...] = ("xcsh.agent.loop", *IMPLEMENTATIONS)
 
 
 def _quiet_s() -> float:
@@ -43,22 +46,22 @@ def wire(server: RpcServer) -> None:
     quiet = _quiet_s()
     last_answer = 0.0
     timer: asyncio.TimerHandle | None = None
-    tools_left = list(IMPLEMENTATIONS)
-    tools_importing = False
+    deferred_left = list(DEFERRED)
+    deferred_importing = False
 
     def start() -> None:
-        nonlocal tools_importing
+        nonlocal deferred_importing
         model = server.session.model
         if model.get("api"):
             warm_in_background(model["api"], model.get("baseUrl") or "")  # once per api; cheap after
-        if tools_left and not tools_importing:
-            tools_importing = True
-            asyncio.get_running_loop().call_soon(import_tool)
+        if deferred_left and not deferred_importing:
+            deferred_importing = True
+            asyncio.get_running_loop().call_soon(import_deferred)
 
-    def import_tool() -> None:
-        importlib.import_module(tools_left.pop(0))
-        if tools_left:
-            asyncio.get_running_loop().call_soon(import_tool)
+    def import_deferred() -> None:
+        importlib.import_module(deferred_left.pop(0))
+        if deferred_left:
+            asyncio.get_running_loop().call_soon(import_deferred)
 
     def when_quiet() -> None:
         nonlocal timer
