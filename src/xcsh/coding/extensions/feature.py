@@ -15,18 +15,28 @@ from typing import TYPE_CHECKING
 
 from xcsh.coding.commands import CommandInfo
 from xcsh.coding.extensions.loader import extension_paths
-from xcsh.coding.extensions.runner import ExtensionRunner, command_parts
 
 if TYPE_CHECKING:
+    from xcsh.coding.extensions.runner import ExtensionRunner
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
 logger = logging.getLogger(__name__)
 
 
+class ExtensionsLoaded:
+    """The session's extension runner, kept in ``session.features`` (only when extensions loaded)."""
+
+    __slots__ = ("runner",)
+
+    def __init__(self, runner: ExtensionRunner) -> None:
+        self.runner = runner
+
+
 def runner_for(session: AgentSession) -> ExtensionRunner | None:
     """The extension runner of ``session`` (None when no extension path was given or found)."""
-    return session.features.get(ExtensionRunner)
+    loaded = session.features.get(ExtensionsLoaded)
+    return loaded.runner if loaded is not None else None
 
 
 class ExtensionCommands:
@@ -36,6 +46,8 @@ class ExtensionCommands:
         self._runner = runner
 
     def matches(self, text: str) -> bool:
+        from xcsh.coding.extensions.runner import command_parts
+
         return text.startswith("/") and command_parts(text)[0] in self._runner.commands
 
     async def run(self, text: str) -> None:
@@ -86,9 +98,12 @@ def install(session: AgentSession, config: ExtensionsConfig) -> None:
     )
     if not paths:
         return
+    # the runner and the extension API load only for a session that has extensions
+    from xcsh.coding.extensions.runner import ExtensionRunner
+
     runner = ExtensionRunner(session)
     runner.load(paths)
-    session.features.put(runner)
+    session.features.put(ExtensionsLoaded(runner))
     hooks = session.hooks
     hooks.commands.append(ExtensionCommands(runner))
     hooks.before_switch.append(runner.before_switch)

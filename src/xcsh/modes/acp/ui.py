@@ -20,7 +20,7 @@ from acp import text_block, tool_content
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from xcsh.coding.approvals import PENDING_CALL
-from xcsh.coding.extensions.api import Dialog, DialogUI, NotifyType, WidgetPlacement
+from xcsh.coding.extensions.ui import Dialog, DialogUI, NotifyType, WidgetPlacement
 
 logger = logging.getLogger(__name__)
 

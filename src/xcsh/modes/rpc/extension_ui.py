@@ -19,11 +19,11 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from xcsh.coding.extensions.api import Dialog, DialogUI, NotifyType, WidgetPlacement
 from xcsh.coding.extensions.feature import runner_for
-from xcsh.coding.extensions.runner import ExtensionRunner
+from xcsh.coding.extensions.ui import Dialog, DialogUI, NotifyType, WidgetPlacement
 
 if TYPE_CHECKING:
+    from xcsh.coding.extensions.runner import ExtensionRunner
     from xcsh.modes.rpc.server import RpcServer
 
 logger = logging.getLogger(__name__)
