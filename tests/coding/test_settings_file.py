@@ -62,3 +62,26 @@ def test_an_update_waits_for_the_lock_held_by_another_writer(tmp_path: Path) -> 
     worker.join(timeout=10)
     assert done.is_set()
     assert yaml.safe_load(path.read_text()) == {"a": 1, "c": 3, "b": 2}
+
+
+def test_a_value_read_again_reflects_every_kind_of_change_and_mutable_values_stay_copies(
+    tmp_path: Path,
+) -> None:
+    """get() remembers its lookups until the next change; every change is seen by the next read."""
+    project = tmp_path / "project.yml"
+    project.write_text("compaction:\n  strategy: 'off'\nlist: [1, 2]\n")
+    settings = Settings(user_file=tmp_path / "user.yml", project_file=project)
+    seen = [settings.get("compaction.strategy"), settings.get("compaction.strategy")]
+    settings.drop_project_keys(("compaction",))
+    seen.append(settings.get("compaction.strategy"))
+    settings.override("compaction.strategy", "handoff")
+    seen.append(settings.get("compaction.strategy"))
+    settings.set("compaction.strategy", "snapshot")
+    seen.append(settings.get("compaction.strategy"))
+    settings.reset_to_defaults(("compaction.strategy",))
+    seen.append(settings.get("compaction.strategy"))
+    assert seen == ["off", "off", "context-full", "handoff", "snapshot", "context-full"]
+    assert settings.get("missing.key", 7) == 7 and settings.get("missing.key") is None
+    first = settings.get("list")
+    first.append(3)
+    assert settings.get("list") == [1, 2]

@@ -164,6 +164,7 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+_NOWHERE, _OVERRIDE, _LAYER = 0, 1, 2  # where get() found a key
 
 
 class Settings:
@@ -180,6 +181,9 @@ class Settings:
         self._project = _load_yaml(project_file) if project_file else {}
         self._overrides: dict[str, Any] = {}
         self.version = 0
+        # get()'s lookups (where the key was found, its value) since the last change
+        self._found: dict[str, tuple[int, Any]] = {}
+        self._found_version = 0
 
     @classmethod
     def load(cls, agent_dir: Path, cwd: Path | None = None) -> Settings:
@@ -187,14 +191,28 @@ class Settings:
         return cls(user_file=agent_dir / "config.yml", project_file=project)
 
     def get(self, key: str, default: Any = None) -> Any:
+        if self._found_version != self.version:
+            self._found.clear()  # found again after any change
+            self._found_version = self.version
+        found = self._found.get(key)
+        if found is None:
+            found = self._find(key)
+            self._found[key] = found
+        where, value = found
+        if where == _NOWHERE:
+            return default
+        if where == _OVERRIDE or type(value) in _IMMUTABLE:
+            return value
+        return copy.deepcopy(value)  # a caller may change what it gets
+
+    def _find(self, key: str) -> tuple[int, Any]:
         if key in self._overrides:
-            return self._overrides[key]
+            return _OVERRIDE, self._overrides[key]
         for layer in (self._project, self._user, DEFAULTS):
             found, value = _lookup(layer, key)
             if found:
-                # a caller may change what it gets; immutable values need no copy
-                return value if type(value) in _IMMUTABLE else copy.deepcopy(value)
-        return default
+                return _LAYER, value
+        return _NOWHERE, None
 
     def is_configured(self, key: str) -> bool:
         """True when ``key`` is set by an override, the project file or the user file (not a default)."""
