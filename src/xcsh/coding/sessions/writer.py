@@ -6,10 +6,12 @@
   directories created ``0700``;
 * afterwards every entry is one ``os.write`` of a whole line on an ``O_APPEND``
   descriptor before :meth:`SessionFileWriter.append` returns — from then on it survives a
-  crash or kill of this process (it is in the kernel's page cache) — and fsynced right after
-  by a background thread (group commit: entries written while an fsync runs share the next
-  one), so an fsync is never on the path of an answer; only a power loss or kernel crash in
-  those milliseconds could lose the newest entries (docs/security.md). :meth:`close` and
+  crash or kill of this process (it is in the kernel's page cache) — and fsynced by a
+  background thread within :data:`SYNC_GATHER_S` (group commit: the first entry written
+  since the last fsync wakes the thread, which waits that long so the entries that follow
+  share one fsync), so an fsync is never on the path of an answer and a busy session costs
+  one fsync per gathering period instead of one per entry; only a power loss or kernel crash
+  in those milliseconds could lose the newest entries (docs/security.md). :meth:`close` and
   :meth:`sync` fsync at once; an fsync error is latched like a write error;
 * one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
 * the first write error is latched and raised again by every later write.
@@ -30,6 +32,11 @@ from xcsh.coding.sessions.fileio import atomic_write
 from xcsh.coding.sessions.lock import SessionFileLock
 
 logger = logging.getLogger(__name__)
+
+# How long the fsync thread waits, once woken by an append, before it fsyncs (entries written
+# meanwhile share that fsync; each wake-up of the thread takes the interpreter lock from the
+# event loop a few times, and each fsync costs kernel time, docs/performance.md).
+SYNC_GATHER_S = 0.02
 
 
 class SessionWriteError(SessionError):
@@ -57,6 +64,7 @@ class SessionFileWriter:
         self._unsynced = threading.Condition(threading.Lock())  # guards _dirty / _syncer
         self._dirty = False
         self._syncer: threading.Thread | None = None
+        self._closing = threading.Event()  # ends the fsync thread's gathering wait at close
 
     @property
     def path(self) -> Path:
@@ -117,8 +125,11 @@ class SessionFileWriter:
     def _sync_soon(self) -> None:
         """Have the background thread fsync what was written (started at the first append)."""
         with self._unsynced:
+            if self._dirty:
+                return  # the thread is already gathering: this entry joins its next fsync
             self._dirty = True
             if self._syncer is None:
+                self._closing.clear()
                 self._syncer = threading.Thread(target=self._sync_forever, name="session-fsync", daemon=True)
                 self._syncer.start()
             self._unsynced.notify()
@@ -130,6 +141,8 @@ class SessionFileWriter:
                     if self._syncer is None:  # closed
                         return
                     self._unsynced.wait()
+            self._closing.wait(SYNC_GATHER_S)  # later appends find _dirty set and do not wake us
+            with self._unsynced:
                 self._dirty = False
             self.sync()
 
@@ -188,6 +201,7 @@ class SessionFileWriter:
             self._close_fd()
             with self._unsynced:  # the background thread ends (close_fd has synced)
                 self._syncer, self._dirty = None, False
+                self._closing.set()
                 self._unsynced.notify()
             if self._lock is not None:
                 self._lock.release()
