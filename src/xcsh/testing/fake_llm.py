@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from xcsh.testing.script import Garbage, HttpError, Reply, Step
 
 _WIRES = {
@@ -34,16 +36,45 @@ _WIRES = {
 }
 
 
+_UNPARSED: Any = object()
+
+
+class _Model(msgspec.Struct):
+    """The one body field the replies need (a reply names the request's model)."""
+
+    model: Any = None
+
+
 @dataclass(slots=True)
 class RecordedRequest:
-    """One request as the server received it."""
+    """One request as the server received it; ``json`` (the parsed body, None when it is not
+    JSON) is parsed when first read, so serving a request does not parse the whole history."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
     wire: str
-    json: Any = field(default=None)
+    _json: Any = field(default=_UNPARSED, repr=False)
+
+    @property
+    def json(self) -> Any:
+        if self._json is _UNPARSED:
+            try:
+                self._json = json.loads(self.body) if self.body else None
+            except ValueError:
+                self._json = None
+        return self._json
+
+    def reply_fields(self) -> dict[str, Any]:
+        """What ``render`` reads of the body (``model``), without parsing the rest into objects."""
+        if self._json is not _UNPARSED:
+            return self._json if isinstance(self._json, dict) else {}
+        try:
+            model = msgspec.json.decode(self.body, type=_Model).model
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return self.json if isinstance(self.json, dict) else {}
+        return {} if model is None else {"model": model}
 
 
 class UnconsumedStepsError(AssertionError):
@@ -214,8 +245,6 @@ class FakeLLM:
             body = await _read_chunked(reader)
         wire = _wire_for(path)
         record = RecordedRequest(method, path, headers, body, wire or "unknown")
-        with contextlib.suppress(ValueError):
-            record.json = json.loads(body) if body else None
         with self._cond:
             self.requests.append(record)
             step = self._steps.pop(0) if self._steps and wire else None
@@ -243,7 +272,7 @@ class FakeLLM:
                 await _send_chunk(writer, step.payload)
             await _end_stream(writer)
             return True
-        return await self._stream_reply(reader, writer, module, step, record.json or {})
+        return await self._stream_reply(reader, writer, module, step, record.reply_fields())
 
     async def _stream_reply(
         self,
