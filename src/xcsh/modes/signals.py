@@ -7,7 +7,7 @@ agent started in their own process groups. On the first of these signals the han
    grace (:func:`xcsh.coding.bash.process.terminate_all_groups`);
 2. aborts the session's run (bounded wait), so the aborted messages are persisted;
 3. shuts the session down (extensions' ``session_shutdown``, the session file closed —
-   every entry is already fsynced when appended);
+   every entry was written when appended; closing fsyncs what the background fsync had not);
 4. exits with the conventional status ``128 + signal number`` (143, 129, 130).
 
 A second signal during that sequence exits at once with the same status.
