@@ -1,7 +1,7 @@
 """The remembered history conversion never serves a stale form (docs/performance.md, profile 15).
 
 Every conversion that is memoised over the history's prefix — the live context → LLM
-messages, the OpenAI chat and Anthropic request messages, the compaction facts — is
+messages, the OpenAI chat, Anthropic and Responses request messages, the compaction facts — is
 compared with a fresh, uncached conversion after each edit a session makes to its live
 context: appending, replacing a message (pruning), truncating (overflow recovery, branch
 switch), rebuilding (compaction) and switching between histories.
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from xcsh.ai.prefix_cache import PrefixCache
-from xcsh.ai.providers import anthropic_messages, openai_completions
+from xcsh.ai.providers import anthropic_messages, openai_completions, openai_responses
 from xcsh.ai.providers.openai_compat import resolve_compat
 from xcsh.coding import messages as coding_messages
 from xcsh.coding.compaction import facts
@@ -160,11 +160,18 @@ def _checks() -> list[Check]:
             again = anthropic_messages.build_request(model, {"messages": llm}, _options())
             assert request == again  # marking the cache breakpoint changed no remembered message
 
+    def responses(history: Sequence[Msg]) -> None:
+        llm = coding_messages._convert_uncached(history)  # type: ignore[arg-type]
+        for model in (MODEL, other_model):
+            fresh = [item for items in openai_responses._convert_history(llm, model) for item in items]
+            # fallback item ids (msg_<index>_<n>) number the whole history, as a fresh conversion does
+            assert openai_responses.convert_input(model, {"messages": llm}) == fresh
+
     def compaction(history: Sequence[Msg]) -> None:
         for tools in (frozenset(), frozenset({"read"})):
             assert facts.context_facts(history, tools) == facts._facts(history, tools)
 
-    return [coding, openai, anthropic, compaction]
+    return [coding, openai, anthropic, responses, compaction]
 
 
 def _options() -> Any:

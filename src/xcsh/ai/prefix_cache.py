@@ -48,12 +48,26 @@ class PrefixCache(Generic[T, R]):
     """
 
     def __init__(
-        self, convert: Callable[[Sequence[T], Any], list[R]], is_cut: Callable[[T], bool], *, slots: int = 4
+        self,
+        convert: Callable[..., list[R]],
+        is_cut: Callable[[T], bool],
+        *,
+        slots: int = 4,
+        offset: bool = False,
     ) -> None:
+        """``offset``: call ``convert(items, params, n)`` with ``n`` the number of outputs already
+        converted before ``items`` (for a conversion that numbers its outputs across the whole
+        history; it must then return one output per position it counts)."""
         self._convert = convert
         self._is_cut = is_cut
         self._slots = slots
+        self._offset = offset
         self._entries: list[_Entry[T, R]] = []
+
+    def _call(self, items: Sequence[T], params: Any, before: int) -> list[R]:
+        if self._offset:
+            return self._convert(items, params, before)
+        return self._convert(items, params)
 
     def __call__(self, items: Sequence[T], key: Hashable = None, params: Any = None) -> list[R]:
         """``convert(items, params)``, reusing the converted prefix of an earlier call with the same
@@ -66,10 +80,10 @@ class PrefixCache(Generic[T, R]):
                 entry = self._remember(key)
             head = items[start:last]
             entry.inputs.extend(head)
-            entry.outputs.extend(self._convert(head, params))
+            entry.outputs.extend(self._call(head, params, len(entry.outputs)))
             entry.cuts.append((len(entry.inputs), len(entry.outputs)))
             start = last
-        tail = self._convert(items[start:], params)
+        tail = self._call(items[start:], params, len(entry.outputs) if entry is not None else 0)
         return entry.outputs + tail if entry is not None else tail
 
     def clear(self) -> None:

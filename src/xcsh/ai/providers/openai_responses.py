@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import open_stream
-from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
+from xcsh.ai.types import AssistantMessage, Context, Message, Model, ToolResultMessage, UserContent
 
 DEFAULT_MAX_TOKENS_CAP = 32000
 IMAGE_PLACEHOLDER = "(see attached image)"
@@ -141,20 +143,47 @@ def _tool_result_items(result: ToolResultMessage, model: Model) -> list[dict[str
 
 
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Conversation → Responses ``input`` items (the system prompt goes to ``instructions``)."""
-    items: list[dict[str, Any]] = []
-    messages = transform_messages(context["messages"], model, normalize_tool_call_id)
-    for index, message in enumerate(messages):
+    """Conversation → Responses ``input`` items (the system prompt goes to ``instructions``).
+
+    The converted form is remembered up to the newest assistant message
+    (:class:`~xcsh.ai.prefix_cache.PrefixCache`); its items are shared between calls and
+    must not be changed in place.
+    """
+    key = (model["provider"], model["id"], "image" in model["input"])
+    return [item for items in _HISTORY(context["messages"], key, model) for item in items]
+
+
+def _convert_history(
+    messages: Sequence[Message], model: Model, before: int = 0
+) -> list[list[dict[str, Any]]]:
+    """The items of each transformed message, in order (``before``: messages converted earlier)."""
+    out: list[list[dict[str, Any]]] = []
+    for index, message in enumerate(
+        transform_messages(list(messages), model, normalize_tool_call_id), before
+    ):
         role = message["role"]
         if role in ("user", "developer"):
             content = _input_content(cast(Any, message)["content"], model)
-            if content:
-                items.append({"role": role, "content": content})
+            out.append([{"role": role, "content": content}] if content else [])
         elif role == "assistant":
-            items.extend(_assistant_items(cast(AssistantMessage, message), model, index))
+            out.append(_assistant_items(cast(AssistantMessage, message), model, index))
         elif role == "toolResult":
-            items.extend(_tool_result_items(cast(ToolResultMessage, message), model))
-    return items
+            out.append(_tool_result_items(cast(ToolResultMessage, message), model))
+        else:
+            out.append([])
+    return out
+
+
+def _starts_turn(message: Message) -> bool:
+    # before an assistant message no tool call is pending (transform_messages flushes them there)
+    return message["role"] == "assistant"
+
+
+# one output per transformed message (its items), so an assistant item's fallback id
+# (msg_<index>_<n>) numbers it across the whole history as a fresh conversion does
+_HISTORY: PrefixCache[Message, list[dict[str, Any]]] = PrefixCache(
+    _convert_history, _starts_turn, offset=True
+)
 
 
 def _tool_choice(choice: str) -> Any:
