@@ -32,6 +32,9 @@ LAZY = (
     "xcsh.agent.loop",  # the agent loop and tool execution: with the first run
     "xcsh.agent.tool_calls",
     "jiter",  # partial JSON of streamed tool arguments
+    "xcsh.coding.compaction.prune",  # compaction's checks: with the first prompt
+    "xcsh.coding.compaction.tokens",
+    "xcsh.coding.small_guards",  # a small model's edit guards
     "xcsh.coding.extensions.api",  # the extension machinery: only for a session with extensions
     "xcsh.coding.extensions.runner",
     # the built-in tools' code: their definitions are in tools/defs_*.py

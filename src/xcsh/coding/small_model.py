@@ -40,7 +40,6 @@ from xcsh.coding.recovery import (
     reports_unchanged,
     same_result_note,
 )
-from xcsh.coding.small_guards import definition_problem, test_file_problem, test_read_note
 from xcsh.coding.tools.paths import display_path, resolve_path
 
 LIMIT_NOTE = (
@@ -109,6 +108,8 @@ def install(session: AgentSession, config: bool) -> None:
         elif repeated:
             tail.append({"type": "text", "text": REPEATS_NOTE.format(n=times + 1)})
         elif call["name"] == "read" and not is_error and isinstance(call["arguments"].get("path"), str):
+            from xcsh.coding.small_guards import test_read_note  # its patterns compile on import
+
             path = resolve_path(session.cwd, call["arguments"]["path"])
             note = test_read_note(
                 session.cwd, path, display_path(session.cwd, path), request_text(session.messages)
@@ -131,6 +132,8 @@ def install(session: AgentSession, config: bool) -> None:
     async def guard(call: ToolCall, args: dict[str, Any]) -> str | None:
         if call["name"] not in ("edit", "write") or not has_small_profile(session.model):
             return None
+        from xcsh.coding.small_guards import definition_problem, test_file_problem  # on a small model's edit
+
         cwd = session.cwd
         prompt = request_text(session.messages)
         if call["name"] == "edit" and _applied_before(session.messages, call):

@@ -35,21 +35,6 @@ from xcsh.coding.compaction.errors import (
     CompactionError,
     NothingToCompactError,
 )
-from xcsh.coding.compaction.facts import latest_summary_time
-from xcsh.coding.compaction.prune import (
-    MINIMUM_SAVINGS,
-    PROTECT_TOKENS,
-    PruneSettings,
-    apply_pruning,
-    plan_pruning,
-    savings_since,
-)
-from xcsh.coding.compaction.tokens import (
-    ThresholdSettings,
-    context_tokens,
-    exceeds_threshold,
-    overflows_window,
-)
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message, last_assistant
 from xcsh.coding.retry import CancellableSleep
@@ -57,7 +42,9 @@ from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 
 if TYPE_CHECKING:
+    from xcsh.coding.compaction.prune import PruneSettings
     from xcsh.coding.compaction.summarize import CompactionResult
+    from xcsh.coding.compaction.tokens import ThresholdSettings
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
@@ -91,6 +78,8 @@ def _number(value: Any) -> float:
 
 def _is_before_compaction(message: AgentMessage, context: Sequence[AgentMessage]) -> bool:
     """True when ``message`` predates the latest compaction of the live context."""
+    from xcsh.coding.compaction.facts import latest_summary_time  # with the first prompt (or warm-up)
+
     summarised = latest_summary_time(context)
     return summarised is not None and int(message.get("timestamp") or 0) < summarised
 
@@ -109,6 +98,8 @@ class Compactor:
         return auto_compaction_enabled(self._session.settings)
 
     def _threshold_settings(self) -> ThresholdSettings:
+        from xcsh.coding.compaction.tokens import ThresholdSettings
+
         settings = self._session.settings
         return ThresholdSettings(
             reserve_tokens=settings.get_int("compaction.reserveTokens", 16384),
@@ -117,6 +108,8 @@ class Compactor:
         )
 
     def _prune_settings(self) -> PruneSettings:
+        from xcsh.coding.compaction.prune import MINIMUM_SAVINGS, PROTECT_TOKENS, PruneSettings
+
         settings = self._session.settings
         return PruneSettings(
             protect_tokens=settings.get_int("compaction.pruneProtectTokens", PROTECT_TOKENS),
@@ -221,10 +214,14 @@ class Compactor:
             from xcsh.ai.errors import is_context_overflow  # patterns compiled on import: only on an error
 
             return is_context_overflow(str(message.get("errorMessage") or ""))
+        from xcsh.coding.compaction.tokens import overflows_window
+
         return message.get("stopReason") != "aborted" and overflows_window(message, self._window(model))
 
     def _prune(self) -> None:
         """Prune old tool outputs of the live context and the session file (§7.2)."""
+        from xcsh.coding.compaction.prune import apply_pruning, plan_pruning
+
         session = self._session
         context = list(session.messages)
         plan = plan_pruning(context, self._prune_settings())
@@ -253,6 +250,9 @@ class Compactor:
         if message.get("stopReason") == "error" or not isinstance(usage, dict):
             return False
         self._prune()
+        from xcsh.coding.compaction.prune import savings_since
+        from xcsh.coding.compaction.tokens import context_tokens, exceeds_threshold
+
         tokens = max(0, context_tokens(usage) - savings_since(list(self._session.messages), message))
         return exceeds_threshold(tokens, self._window(self._session.model), self._threshold_settings())
 

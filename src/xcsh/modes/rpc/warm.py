@@ -9,9 +9,9 @@ needs itself, as before. ``XCSH_WARM=0`` in the environment turns warming off;
 ``XCSH_WARM_QUIET_MS`` sets the quiet period (default 50).
 
 The same quiet moment also imports what the first ``get_state`` answer did not need
-(:data:`DEFERRED`: the agent loop, the built-in tools' implementations; docs/performance.md,
-profile 19): one module per turn of the event loop, so a command that arrives meanwhile waits
-for at most one module's import.
+(:data:`DEFERRED`: the agent loop, compaction's checks, the built-in tools' implementations;
+docs/performance.md, profile 19): one module per turn of the event loop, so a command that
+arrives meanwhile waits for at most one module's import.
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ if TYPE_CHECKING:
 
 QUIET_S = 0.05
 # imported on first use, or here once the host is quiet (the loop first: a prompt needs it)
-DEFERRED: tuple[str, ...] = ("xcsh.agent.loop", *IMPLEMENTATIONS)
+DEFERRED: tuple[str, ...] = (
+    "xcsh.agent.loop",
+    "xcsh.coding.compaction.prune",
+    "xcsh.coding.compaction.tokens",
+    "xcsh.coding.compaction.facts",
+    *IMPLEMENTATIONS,
+)
 
 
 def _quiet_s() -> float:
