@@ -53,6 +53,9 @@ def test_importtime_output_is_parsed_into_module_names() -> None:
         "xcsh.ai.clients",
         "xcsh.ai.errors",
         "xcsh.ai.providers.anthropic_messages",
+        "xcsh.ai.providers.openai_completions",
+        "xcsh.ai.providers.openai_responses",
+        "xcsh.ai.transport",
     ],
 )
 def test_importing_the_ai_layer_loads_no_provider_sdk(module: str) -> None:
