@@ -152,3 +152,47 @@ async def test_consecutive_answers_on_each_wire_reuse_one_connection(api: str, s
             message = await complete(model, context, StreamOptions(api_key="k"))
             assert [b.get("text") for b in message["content"]] == [expected], message.get("errorMessage")
         assert fake.connections == 1
+
+
+@pytest.mark.parametrize(
+    ("api", "suffix", "path", "auth"),
+    [
+        ("openai-completions", "/v1", "/proxy/v1/chat/completions", ("authorization", "Bearer k-123")),
+        ("openai-responses", "/v1/", "/proxy/v1/responses", ("authorization", "Bearer k-123")),
+        ("anthropic-messages", "", "/proxy/v1/messages", ("x-api-key", "k-123")),
+    ],
+)
+async def test_a_request_reaches_the_joined_path_with_auth_and_configured_headers(
+    api: str, suffix: str, path: str, auth: tuple[str, str]
+) -> None:
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import complete
+    from xcsh.testing.fake_llm import running
+
+    with running() as fake:
+        model: Any = {
+            "id": "m",
+            "name": "m",
+            "api": api,
+            "provider": "fake",
+            "baseUrl": fake.base_url + "/proxy" + suffix,
+            "headers": {"X-Model": "m", "X-Both": "model"},
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 1000,
+            "maxTokens": 100,
+        }
+        fake.script(script.text("ok"))
+        context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+        options = StreamOptions(api_key="k-123", headers={"X-Both": "call"})
+        message = await complete(model, context, options)
+        assert message["stopReason"] == "stop", message.get("errorMessage")
+        request = fake.requests[0]
+    assert (request.method, request.path) == ("POST", path)
+    headers = request.headers
+    assert headers[auth[0]] == auth[1]
+    assert headers["content-type"] == "application/json" and headers["user-agent"].startswith("xcsh/")
+    assert headers["x-model"] == "m" and headers["x-both"] == "call"
+    assert ("anthropic-version" in headers) == (api == "anthropic-messages")
+    assert request.json["stream"] is True
