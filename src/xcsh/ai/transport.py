@@ -61,13 +61,9 @@ _DRAIN_S = 0.1  # how long to read the rest of a finished stream so its connecti
 
 
 def user_agent() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from xcsh.version import __version__
 
-    try:
-        own = version("xcsh")
-    except PackageNotFoundError:
-        own = "0"
-    return f"xcsh/{own} (Python {sys.version_info[0]}.{sys.version_info[1]})"
+    return f"xcsh/{__version__} (Python {sys.version_info[0]}.{sys.version_info[1]})"
 
 
 _USER_AGENT: list[str] = []
