@@ -45,6 +45,7 @@ import msgspec
 from xcsh.ai.clients import client_key, is_loopback_url, merged_headers, shared_ssl_context
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Model
+from xcsh.version import __version__
 
 if TYPE_CHECKING:
     import httpx2
@@ -60,13 +61,7 @@ _BASE_URL_ENV: dict[Vendor, str] = {"anthropic": "ANTHROPIC_BASE_URL", "openai":
 _DRAIN_S = 0.1  # how long to read the rest of a finished stream so its connection can be reused
 
 
-def user_agent() -> str:
-    from xcsh.version import __version__
-
-    return f"xcsh/{__version__} (Python {sys.version_info[0]}.{sys.version_info[1]})"
-
-
-_USER_AGENT: list[str] = []
+USER_AGENT = f"xcsh/{__version__} (Python {sys.version_info[0]}.{sys.version_info[1]})"
 
 
 # ---- errors ---------------------------------------------------------------------------
@@ -151,10 +146,8 @@ def endpoint_url(base: str, path: str) -> str:
 
 def request_headers(vendor: Vendor, model: Model, options: StreamOptions) -> dict[str, str]:
     """Every header of a request: defaults, auth, the vendor's, then the model's and the call's."""
-    if not _USER_AGENT:
-        _USER_AGENT.append(user_agent())
     key = options.api_key or "no-key"
-    headers = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": _USER_AGENT[0]}
+    headers = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": USER_AGENT}
     if vendor == "anthropic":
         headers["x-api-key"] = key
         headers["anthropic-version"] = ANTHROPIC_VERSION
@@ -333,6 +326,11 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
                 pass
     except (TimeoutError, httpx2.HTTPError, ssl.SSLError):
         pass  # cleanup never turns a finished answer into an error
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` if it is a decoded JSON object, else an empty one (for reading optional fields)."""
+    return value if isinstance(value, dict) else {}
 
 
 def decode_json(data: str) -> Any:

@@ -21,7 +21,7 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
-from xcsh.ai.transport import APIStatusError, open_stream
+from xcsh.ai.transport import APIStatusError, as_object, open_stream
 from xcsh.ai.types import (
     AssistantMessage,
     Context,
@@ -266,10 +266,6 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
 
 
 # ---- response -------------------------------------------------------------------------
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 class _Reducer:
     """Translates raw Messages stream events (decoded JSON objects) into builder calls."""
 
@@ -295,18 +291,18 @@ class _Reducer:
         kind = event.get("type")
         builder = self.builder
         if kind == "content_block_delta":
-            self._delta(_dict(event.get("delta")))
+            self._delta(as_object(event.get("delta")))
         elif kind == "message_start":
             self.started = True
-            message = _dict(event.get("message"))
+            message = as_object(event.get("message"))
             builder.set_response_id(message.get("id"))
             self._usage(message.get("usage"))
         elif kind == "content_block_start":
-            self._block_start(_dict(event.get("content_block")))
+            self._block_start(as_object(event.get("content_block")))
         elif kind == "content_block_stop":
             builder.end_block()
         elif kind == "message_delta":
-            reason = _dict(event.get("delta")).get("stop_reason")
+            reason = as_object(event.get("delta")).get("stop_reason")
             if reason:
                 self.stop_reason = reason
             self._usage(event.get("usage"))

@@ -23,7 +23,7 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
-from xcsh.ai.transport import open_stream
+from xcsh.ai.transport import as_object, open_stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, ToolResultMessage, UserContent
 
 DEFAULT_MAX_TOKENS_CAP = 32000
@@ -235,10 +235,6 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
 
 
 # ---- response -------------------------------------------------------------------------
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _without_none(value: Any) -> Any:
     """``value`` with every ``None`` member of its objects left out (as the SDK dumped its models)."""
     if isinstance(value, dict):
@@ -272,9 +268,9 @@ class _Reducer:
         elif kind == "response.reasoning_summary_text.delta" and self._item == "reasoning":
             builder.thinking(event.get("delta") or "")
         elif kind == "response.created":
-            builder.set_response_id(_dict(event.get("response")).get("id"))
+            builder.set_response_id(as_object(event.get("response")).get("id"))
         elif kind == "response.output_item.added":
-            self._item_added(_dict(event.get("item")))
+            self._item_added(as_object(event.get("item")))
         elif kind == "response.reasoning_summary_part.added" and self._item == "reasoning":
             block = builder.message["content"][-1]
             if block["type"] == "thinking" and block["thinking"]:
@@ -284,11 +280,11 @@ class _Reducer:
                 self._args_streamed = True
                 builder.tool_arguments(event.get("arguments") or "")
         elif kind == "response.output_item.done":
-            self._item_done(_dict(event.get("item")))
+            self._item_done(as_object(event.get("item")))
         elif kind in ("response.completed", "response.incomplete"):
-            self._completed(_dict(event.get("response")))
+            self._completed(as_object(event.get("response")))
         elif kind == "response.failed":
-            self._failed(_dict(event.get("response")))
+            self._failed(as_object(event.get("response")))
         elif kind == "error":
             code = event.get("code")
             message = event.get("message") or "Unknown error"
@@ -349,7 +345,7 @@ class _Reducer:
         self._usage(response.get("usage"))
         status = response.get("status") or "completed"
         if status == "incomplete":
-            reason = _dict(response.get("incomplete_details")).get("reason") or "max_output_tokens"
+            reason = as_object(response.get("incomplete_details")).get("reason") or "max_output_tokens"
             if reason == "max_output_tokens":
                 self.outcome = ("finish", "length")
             else:
