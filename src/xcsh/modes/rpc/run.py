@@ -49,10 +49,14 @@ async def serve(
     """Serve ``session`` on stdio until stdin reaches EOF."""
     from xcsh.modes.rpc.frame_check import frame_check_from_env
 
-    reader = StdinReader(asyncio.get_running_loop())
-    writer = FrameWriter(frame_fd, check=frame_check_from_env(os.environ), stdin=reader)
+    loop = asyncio.get_running_loop()
+    reader = StdinReader(loop)
+    writer = FrameWriter(frame_fd, check=frame_check_from_env(os.environ), stdin=reader, loop=loop)
     server = build_server(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
-    await server.serve(reader)
+    try:
+        await server.serve(reader)
+    finally:
+        writer.flush()
 
 
 def run_rpc(
@@ -65,16 +69,21 @@ def run_rpc(
 
     Start-up errors raised by ``build_session`` propagate before any frame is written.
     """
-    from xcsh.modes.rpc.stdio import claim_stdout
+    from xcsh.modes.rpc.stdio import claim_stdout, flush_frames
 
     frame_fd = claim_stdout()
 
+    def leave(status: int) -> None:
+        flush_frames()  # small frames of the last loop turn may still be gathered
+        os._exit(status)
+
     async def main() -> None:
         session = build_session()
-        stop = install_stop_handlers(lambda: session)
+        stop = install_stop_handlers(lambda: session, exit=leave)
         await serve(session, frame_fd, protocol_fixes=protocol_fixes, message_updates=message_updates)
         await stop.settle()
         session.shutdown()
+        flush_frames()
 
     asyncio.run(main())
     sys.stderr.flush()

@@ -73,6 +73,9 @@ def _exit_process() -> None:
     import os
     import sys
 
+    from xcsh.modes.rpc.stdio import flush_frames
+
+    flush_frames()  # frames the writer gathered in this loop turn (stdio.FrameWriter)
     sys.stderr.flush()
     os._exit(0)
 

@@ -15,17 +15,21 @@ before reading any answer never deadlocks against us (docs/performance.md).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import select
 import stat
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from xcsh.rpc.jsonl import encode_frame_into
 
 _KEEP_BUFFER = 8 << 20
+GATHER_FRAME_MAX = 4096  # frames this large are written at once (see FrameWriter)
+GATHER_MAX = 64 << 10  # gathered frames are written once they reach this size
 
 
 def claim_stdout() -> int:
@@ -147,26 +151,53 @@ class StdinReader:
                 return
 
 
+_writers: weakref.WeakSet[FrameWriter] = weakref.WeakSet()
+atexit.register(lambda: flush_frames())  # a normal interpreter exit (os._exit callers flush first)
+
+
+def flush_frames() -> None:
+    """Write every frame writer's gathered frames now: call before ``os._exit``."""
+    for writer in list(_writers):
+        writer.flush()
+
+
 class FrameWriter:
     """The only writer of frames: each frame is encoded and written whole, in call order.
 
     With ``stdin`` read on the loop, a full stdout pipe does not stop input: the pipe is made
     non-blocking and, while it has no room, the writer waits for room or for input and reads
     the input (queued, handled after the frame is written).
+
+    With ``loop``, small frames written on the loop's thread are gathered and written together
+    at the end of the loop turn (:meth:`flush`, scheduled with ``call_soon``): a prompt's
+    ``agent_start``, ``turn_start`` and ``message_start`` reach the host in one write and wake
+    it once. A frame of :data:`GATHER_FRAME_MAX` bytes or more (a ``get_state`` answer, a long
+    partial message), a frame from another thread, or a gathering grown past
+    :data:`GATHER_MAX` writes what was gathered and itself at once, so order is kept and
+    nothing is held without bound. Call :meth:`flush` before leaving the process.
     """
 
     def __init__(
-        self, fd: int, *, check: Callable[[Any], None] | None = None, stdin: StdinReader | None = None
+        self,
+        fd: int,
+        *,
+        check: Callable[[Any], None] | None = None,
+        stdin: StdinReader | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self._fd = fd
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._check = check  # the outbound-checking debug switch (modes/rpc/frame_check.py)
         self._stdin = stdin
         self._buffer = bytearray()  # every frame is encoded into this one buffer
+        self._loop = loop
+        self._gathered = bytearray()  # small frames waiting for the end of the loop turn
+        self._flush_soon: asyncio.Handle | None = None
         self.closed = False
         if stdin is not None and os.name == "posix" and _is_pipe_or_socket(fd):
             os.set_blocking(fd, False)
             _grow_pipe(fd)
+        _writers.add(self)
 
     def write(self, frame: Any) -> None:
         if self._check is not None:
@@ -180,21 +211,51 @@ class FrameWriter:
             except BufferError:  # a view of the last frame is still alive somewhere: a new buffer
                 buffer = self._buffer = bytearray()
                 encode_frame_into(frame, buffer)
-            try:
-                with memoryview(buffer) as whole:
-                    view = whole
-                    while view:
-                        try:
-                            written = os.write(self._fd, view)
-                        except BlockingIOError:
-                            self._wait_for_room()
-                            continue
-                        view = view[written:]
-                    view.release()
-            except BrokenPipeError:
-                self.closed = True
+            gathered = self._gathered
+            if self._loop is not None and len(buffer) < GATHER_FRAME_MAX and self._on_loop():
+                gathered += buffer
+                if len(gathered) < GATHER_MAX:
+                    if self._flush_soon is None:
+                        self._flush_soon = self._loop.call_soon(self.flush)
+                    return
+                self.flush()
+                return
+            if gathered:
+                self.flush()
+            self._write_all(buffer)
             if len(buffer) > _KEEP_BUFFER:
                 self._buffer = bytearray()  # not kept after a huge frame
+
+    def _on_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:  # another thread, or the loop is not running
+            return False
+
+    def flush(self) -> None:
+        """Write the gathered frames now (idempotent; a no-op when nothing is gathered)."""
+        with self._lock:
+            if self._flush_soon is not None:
+                self._flush_soon.cancel()
+                self._flush_soon = None
+            if self._gathered and not self.closed:
+                self._write_all(self._gathered)
+            self._gathered.clear()
+
+    def _write_all(self, data: bytearray) -> None:
+        try:
+            with memoryview(data) as whole:
+                view = whole
+                while view:
+                    try:
+                        written = os.write(self._fd, view)
+                    except BlockingIOError:
+                        self._wait_for_room()
+                        continue
+                    view = view[written:]
+                view.release()
+        except BrokenPipeError:
+            self.closed = True
 
     def _wait_for_room(self) -> None:
         stdin = self._stdin
