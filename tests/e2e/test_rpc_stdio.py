@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -117,6 +118,35 @@ async def test_compaction_todos_bash_locale_tools_and_switches_show_in_the_next_
     assert compacted["messageCount"] == 4  # summary, kept answer, continuation prompt, answer
     assert fresh["messageCount"] == 0 and fresh["sessionFile"] != first["sessionFile"]
     assert back["sessionId"] == first["sessionId"] and back["messageCount"] == compacted["messageCount"]
+
+
+async def test_a_prompt_behind_a_running_command_waits_its_turn_and_one_alone_is_answered_before_its_run(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """A prompt is answered in the turn that reads it only when nothing is queued: order is kept."""
+    fake_llm.script(script.text("first answer"), script.text("second answer"))
+    fifo = tmp_path / "release"
+    os.mkfifo(fifo)
+    async with RpcClient.spawn(
+        args=["--model", "fake/fake-model", "--no-tools", "--no-session"],
+        cwd=workspace.proj,
+        env=workspace.env,
+    ) as client:
+        mark = client.mark()
+        client.send_raw({"id": "b", "type": "bash", "command": f"read line < {fifo}"})
+        client.send_raw({"id": "p1", "type": "prompt", "message": "first"})
+        client.send_raw({"id": "s", "type": "get_state"})  # queued behind both
+        await asyncio.to_thread(fifo.write_text, "go\n")  # bash's read ends
+        probe = await client.wait_for(lambda f: f.get("id") == "s", since=mark)
+        await client.wait_for_idle(since=mark)
+        alone = client.mark()
+        await client.request({"id": "p2", "type": "prompt", "message": "second"})
+        await client.wait_for_idle(since=alone)
+        frames = client.frames[mark:]
+    order = [f.get("id") for f in frames if f["type"] == "response"]
+    assert order[:3] == ["b", "p1", "s"] and probe["success"] is True
+    after = [f["type"] if f["type"] != "response" else f.get("id") for f in client.frames[alone:]]
+    assert after.index("p2") < after.index("agent_start")
 
 
 async def test_commands_from_a_regular_file_are_all_answered(workspace: Workspace, tmp_path: Path) -> None:

@@ -56,7 +56,9 @@ def _start(
     server.spawn(task)
 
 
-async def prompt(server: RpcServer, cmd: c.PromptCommand) -> Any:
+def start_prompt(server: RpcServer, cmd: c.PromptCommand) -> Any:
+    """``prompt``, which never waits: answered and its run started in the turn that reads it
+    when nothing is queued (server.instant), else in its turn like any command."""
     text = cmd["message"]
     images = cmd.get("images")
     behavior = cmd.get("streamingBehavior")
@@ -66,6 +68,10 @@ async def prompt(server: RpcServer, cmd: c.PromptCommand) -> Any:
     server.respond("prompt", cmd.get("id"))
     _start(server, "prompt", cmd.get("id"), text, images, behavior)
     return HANDLED
+
+
+async def prompt(server: RpcServer, cmd: c.PromptCommand) -> Any:
+    return start_prompt(server, cmd)
 
 
 async def steer(server: RpcServer, cmd: c.SteerCommand) -> Any:
@@ -168,7 +174,7 @@ async def set_locale(server: RpcServer, cmd: c.SetLocaleCommand) -> Any:
     return NO_DATA
 
 
-INSTANT: dict[str, InstantHandler] = {"get_state": state}
+INSTANT: dict[str, InstantHandler] = {"get_state": state, "prompt": start_prompt}
 
 HANDLERS: dict[str, Handler] = {
     "prompt": prompt,

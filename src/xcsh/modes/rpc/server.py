@@ -106,7 +106,7 @@ class RpcServer:
         # told of every prompt-like command: (command, id, run task or None if queued, error text)
         self.prompt_started: list[Callable[[str, Any, asyncio.Task[None] | None, str | None], None]] = []
         self.handlers: dict[str, Handler] = {}
-        # commands whose handler never waits (get_state): answered at once when nothing is queued
+        # commands whose handler never waits (get_state, prompt): answered at once when nothing is queued
         self.instant: dict[str, InstantHandler] = {}
         self._jobs = 0  # ordinary commands queued or running, control commands running
         self.on_ui_response: FrameHandler = lambda frame: None
@@ -371,5 +371,7 @@ class RpcServer:
             result = run(self, checked)
         except Exception as exc:
             self._failed(kind, cid, exc)
+            return
+        if result is HANDLED:
             return
         self.respond(kind, cid, data=result)
