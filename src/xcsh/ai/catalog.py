@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import cast
@@ -24,8 +23,7 @@ import msgspec
 from xcsh.ai.types import Model
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderInfo:
+class ProviderInfo(msgspec.Struct, frozen=True, kw_only=True):
     """A built-in provider: its default wire API and base URL, and where its key comes from.
 
     ``env_vars`` are checked in order; the first one set (non-empty) supplies the key.

@@ -11,16 +11,16 @@ Every flag is described once in :data:`FLAGS`; the parser and ``--help`` read th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 Kind = Literal["bool", "value", "append", "csv", "optional", "pattern"]
 
 MODES = ("text", "json", "rpc", "acp")
 
 
-@dataclass(frozen=True, slots=True)
-class Flag:
+class Flag(msgspec.Struct, frozen=True):
     """One command-line flag: its spellings, where it is stored and how it takes a value."""
 
     names: tuple[str, ...]
@@ -107,8 +107,7 @@ FLAGS: tuple[Flag, ...] = (
 _BY_NAME: dict[str, Flag] = {name: flag for flag in FLAGS for name in flag.names}
 
 
-@dataclass(slots=True)
-class CliArgs:
+class CliArgs(msgspec.Struct):
     """The parsed command line. ``notes`` are one-line remarks for stderr (ignored input)."""
 
     help: bool = False
@@ -134,7 +133,7 @@ class CliArgs:
     continue_: bool = False
     fork: str | None = None
     export: str | None = None
-    extensions: list[str] = field(default_factory=list)
+    extensions: list[str] = msgspec.field(default_factory=list)
     no_extensions: bool = False
     trust: bool = False
     skills: list[str] | None = None
@@ -148,17 +147,17 @@ class CliArgs:
     list_models: str | None = None
     """``None`` when absent, ``""`` without a pattern."""
     no_title: bool = False
-    hooks: list[str] = field(default_factory=list)
-    plugin_dirs: list[str] = field(default_factory=list)
+    hooks: list[str] = msgspec.field(default_factory=list)
+    plugin_dirs: list[str] = msgspec.field(default_factory=list)
     provider_session_id: str | None = None
     no_lsp: bool = False
     no_mcp: bool = False
     no_pty: bool = False
-    messages: list[str] = field(default_factory=list)
-    file_args: list[str] = field(default_factory=list)
+    messages: list[str] = msgspec.field(default_factory=list)
+    file_args: list[str] = msgspec.field(default_factory=list)
     """``@path`` arguments, without the ``@``."""
-    unknown: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    unknown: list[str] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
     def used_noops(self) -> list[str]:
         """Spellings of the no-op flags present on the command line."""

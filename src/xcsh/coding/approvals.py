@@ -25,9 +25,10 @@ import fnmatch
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.types import ToolCall
@@ -58,8 +59,7 @@ class ConfirmUI(Protocol):
     ) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalConfig:
+class ApprovalConfig(msgspec.Struct, frozen=True):
     """Which calls need approval, what is always allowed, and how long to wait for an answer."""
 
     tools: frozenset[str]
@@ -232,8 +232,7 @@ def approval_gate_for(session: AgentSession) -> ApprovalGate | None:
     return session.features.get(ApprovalGate)
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalsStartup:
+class ApprovalsStartup(msgspec.Struct, frozen=True):
     """The ``--approve`` flag (None: the ``approvals.*`` settings decide)."""
 
     flag: str | None = None

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
+
+import msgspec
 
 from xcsh.coding.discovery import CommandFile, parse_front_matter
 from xcsh.coding.hooks import SlashCommand
@@ -31,8 +32,7 @@ _INLINE_SHELL = re.compile(r"\$(?:ARGUMENTS|@(?:\[\d+(?::\d*)?\])?|\d+)")
 _INLINE_TEMPLATE = re.compile(r"\{\{[\s\S]*?(?:\b(?:arguments|ARGUMENTS|args)\b|\barg\s+[^}]+)[\s\S]*?\}\}")
 
 
-@dataclass(frozen=True, slots=True)
-class CommandInfo:
+class CommandInfo(msgspec.Struct, frozen=True):
     """One entry of the command listing."""
 
     name: str
@@ -61,8 +61,7 @@ class ListsCommands(Protocol):
     def command_infos(self) -> list[CommandInfo]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class FileCommand:
+class FileCommand(msgspec.Struct, frozen=True):
     """A markdown slash command or prompt template, parsed."""
 
     name: str

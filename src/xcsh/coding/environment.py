@@ -10,16 +10,16 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 GIT_TIMEOUT_S = 2.0
 MAX_STATUS_LINES = 20
 RECENT_COMMITS = 5
 
 
-@dataclass(frozen=True, slots=True)
-class GitSnapshot:
+class GitSnapshot(msgspec.Struct, frozen=True):
     branch: str
     main_branch: str | None
     status: str
@@ -28,8 +28,7 @@ class GitSnapshot:
     """The last few commits, one line each."""
 
 
-@dataclass(frozen=True, slots=True)
-class Environment:
+class Environment(msgspec.Struct, frozen=True):
     os_name: str
     shell: str
     git: GitSnapshot | None

@@ -6,10 +6,11 @@ stderr; the CLI prints it and exits with code 1.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+
+import msgspec
 
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
@@ -102,7 +103,7 @@ def create_session(options: StartupOptions) -> AgentSession:
     focused = small_model_tools(options, model)
     if focused is not None:
         # a small starting model gets the core tools only, as if --tools had named them
-        options = dataclasses.replace(options, tools=focused)
+        options = msgspec.structs.replace(options, tools=focused)
     names = _tool_names(options, settings)
     registered = _with_companions(names, settings) if options.tools is not None else names
     tools = create_coding_tools(options.cwd, registered, tool_options(settings, model))

@@ -14,8 +14,9 @@ See docs/architecture.md ("Adding a feature").
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+import msgspec
 
 from xcsh.coding.options import StartupOptions
 from xcsh.coding.session import AgentSession
@@ -23,8 +24,7 @@ from xcsh.coding.session import AgentSession
 C = TypeVar("C")
 
 
-@dataclass(frozen=True, slots=True)
-class Feature(Generic[C]):
+class Feature(msgspec.Struct, Generic[C], frozen=True):
     """One pluggable feature of the session."""
 
     name: str

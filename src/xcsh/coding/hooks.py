@@ -10,8 +10,9 @@ session, so features and the core never form an import cycle.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+import msgspec
 
 from xcsh.agent.types import AgentMessage, AgentToolResult
 from xcsh.ai.types import ToolCall
@@ -25,12 +26,11 @@ if TYPE_CHECKING:
 AFTER_RUN_ORDER: tuple[str, ...] = ("retry", "compaction", "ttsr", "todo-reminders")
 
 
-@dataclass(slots=True)
-class RunAction:
+class RunAction(msgspec.Struct):
     """What to do after a run ends: continue without new messages, or prompt with messages."""
 
     kind: Literal["continue", "prompt"]
-    messages: list[AgentMessage] = field(default_factory=list)
+    messages: list[AgentMessage] = msgspec.field(default_factory=list)
 
 
 class AfterRunHook(Protocol):
@@ -78,28 +78,27 @@ class FeatureState:
         return item if isinstance(item, kind) else None
 
 
-@dataclass(slots=True)
-class SessionHooks:
+class SessionHooks(msgspec.Struct):
     """Registered feature callbacks; lists are called in registration order."""
 
     # messages placed before the user message (eager todo prelude)
-    before_user_message: list[PromptContributor] = field(default_factory=list)
+    before_user_message: list[PromptContributor] = msgspec.field(default_factory=list)
     # messages placed after the user message (extension-provided)
-    after_user_message: list[PromptContributor] = field(default_factory=list)
+    after_user_message: list[PromptContributor] = msgspec.field(default_factory=list)
     # slash commands checked before anything else (run even while streaming)
-    commands: list[SlashCommand] = field(default_factory=list)
+    commands: list[SlashCommand] = msgspec.field(default_factory=list)
     # asked before new_session/switch_session/branch; returning True cancels (reason, target)
-    before_switch: list[SwitchCheck] = field(default_factory=list)
-    before_branch: list[SwitchCheck] = field(default_factory=list)
+    before_switch: list[SwitchCheck] = msgspec.field(default_factory=list)
+    before_branch: list[SwitchCheck] = msgspec.field(default_factory=list)
     # called once before the process exits
-    on_shutdown: list[Callable[[], None]] = field(default_factory=list)
+    on_shutdown: list[Callable[[], None]] = msgspec.field(default_factory=list)
     # notified when the session's store is replaced (reason: new/resume/branch)
-    on_session_change: list[Callable[[str], None]] = field(default_factory=list)
+    on_session_change: list[Callable[[str], None]] = msgspec.field(default_factory=list)
     # tool-call interception, chained in registration order (first block / last replacement wins)
-    before_tool_call: list[BeforeToolCall] = field(default_factory=list)
-    after_tool_call: list[AfterToolCall] = field(default_factory=list)
-    _after_run: dict[str, AfterRunHook] = field(default_factory=dict)
-    _pre_prompt: dict[str, PrePromptCheck] = field(default_factory=dict)
+    before_tool_call: list[BeforeToolCall] = msgspec.field(default_factory=list)
+    after_tool_call: list[AfterToolCall] = msgspec.field(default_factory=list)
+    _after_run: dict[str, AfterRunHook] = msgspec.field(default_factory=dict)
+    _pre_prompt: dict[str, PrePromptCheck] = msgspec.field(default_factory=dict)
 
     def set_after_run(self, name: str, hook: AfterRunHook) -> AfterRunHook | None:
         """Register (or replace) the after-run hook ``name``; returns the one it replaced.

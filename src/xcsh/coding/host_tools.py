@@ -13,8 +13,9 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+
+import msgspec
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
@@ -95,8 +96,7 @@ def error_text(result: dict[str, Any]) -> str:
     return "\n".join(texts).strip() or FAILED_TEXT
 
 
-@dataclass(slots=True)
-class _PendingCall:
+class _PendingCall(msgspec.Struct):
     name: str
     future: asyncio.Future[AgentToolResult]
     on_update: ToolUpdate
@@ -241,8 +241,7 @@ class HostToolBridge:
                 call.future.set_exception(HostToolError(message))
 
 
-@dataclass(frozen=True, slots=True)
-class HostToolsConfig:
+class HostToolsConfig(msgspec.Struct, frozen=True):
     """Host tools have no start-up options: the host defines them with ``set_host_tools``."""
 
 

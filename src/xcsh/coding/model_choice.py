@@ -7,8 +7,9 @@ applies them (``set_model``, ``cycle_model``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
+
+import msgspec
 
 from xcsh.ai.thinking import parse_level
 from xcsh.ai.types import Model, ThinkingLevel
@@ -49,8 +50,7 @@ def remembered_default(previous: object, model: Model) -> str:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class ModelCycle:
+class ModelCycle(msgspec.Struct, frozen=True):
     """The result of ``cycle_model``: the new model, its level (None = unset) and the list used."""
 
     model: Model

@@ -28,9 +28,10 @@ raises :class:`ModelsConfigError` naming the file and the offending field.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from xcsh.ai.catalog import provider_info
 from xcsh.ai.types import EFFORT_LEVELS
@@ -43,8 +44,7 @@ class ModelsConfigError(Exception):
     """``models.yml`` could not be read or is invalid; the message names the file and problem."""
 
 
-@dataclass(slots=True, kw_only=True)
-class CustomProvider:
+class CustomProvider(msgspec.Struct, kw_only=True):
     """One validated ``providers.NAME`` entry; ``models`` hold validated raw definitions."""
 
     name: str
@@ -52,9 +52,9 @@ class CustomProvider:
     api: str | None = None
     api_key: str | None = None
     keyless: bool = False
-    headers: dict[str, str] = field(default_factory=dict)
-    compat: dict[str, Any] = field(default_factory=dict)
-    models: list[dict[str, Any]] = field(default_factory=list)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    compat: dict[str, Any] = msgspec.field(default_factory=dict)
+    models: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
     @property
     def builtin(self) -> bool:

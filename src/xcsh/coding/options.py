@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+import msgspec
 
 from xcsh.ai.types import Model
 from xcsh.coding.recovery import has_small_profile
@@ -25,11 +26,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-@dataclass(slots=True, kw_only=True)
-class StartupOptions:
+class StartupOptions(msgspec.Struct, kw_only=True):
     cwd: Path
     agent_dir: Path
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    env: Mapping[str, str] = msgspec.field(default_factory=lambda: dict(os.environ))
     provider: str | None = None
     model: str | None = None
     models: str | None = None
@@ -45,15 +45,15 @@ class StartupOptions:
     continue_session: bool = False
     fork: str | None = None
     rpc_mode: bool = False
-    extensions: list[str] = field(default_factory=list)
+    extensions: list[str] = msgspec.field(default_factory=list)
     no_extensions: bool = False
     no_rules: bool = False
     no_skills: bool = False
     skills: list[str] | None = None
     """Glob patterns: only skills whose names match one are loaded (None: all)."""
-    plugin_dirs: list[str] = field(default_factory=list)
+    plugin_dirs: list[str] = msgspec.field(default_factory=list)
     """``--plugin-dir`` folders: their commands, skills and agents are discovered."""
-    model_roles: dict[str, str] = field(default_factory=dict)
+    model_roles: dict[str, str] = msgspec.field(default_factory=dict)
     """Role → model pattern from --smol/--slow/--plan (runtime overrides, never persisted)."""
     # tool approvals (coding/approvals.py): comma list of tools, "*" for all; None = settings
     approve: str | None = None

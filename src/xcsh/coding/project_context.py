@@ -9,9 +9,10 @@ always-apply rules and the rule listing), what the TTSR feature watches (rules w
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from xcsh.coding.commands import FileCommand
 from xcsh.coding.discovery import ContextFile, Discovered, LoadContext, discover
@@ -20,26 +21,25 @@ from xcsh.coding.environment import Environment, detect_environment
 from xcsh.coding.skills import Skill, SkillSelection, select_skills
 
 
-@dataclass(slots=True)
-class ProjectContext:
+class ProjectContext(msgspec.Struct):
     """The discovered material a session uses (immutable once loaded)."""
 
     discovered: Discovered
     environment: Environment
-    context_files: list[ContextFile] = field(default_factory=list)
+    context_files: list[ContextFile] = msgspec.field(default_factory=list)
     customization: str | None = None
     """A SYSTEM.md customisation (added to the base prompt), when one was found."""
     system_md: str | None = None
     """SYSTEM.md that replaces the base prompt when ``--system-prompt`` is not given."""
     append_system_md: str | None = None
     """APPEND_SYSTEM.md appended when ``--append-system-prompt`` is not given."""
-    skills: list[Skill] = field(default_factory=list)
-    always_rules: list[dict[str, Any]] = field(default_factory=list)
-    listed_rules: list[dict[str, Any]] = field(default_factory=list)
-    ttsr_rules: list[dict[str, Any]] = field(default_factory=list)
-    commands: list[FileCommand] = field(default_factory=list)
-    templates: list[FileCommand] = field(default_factory=list)
-    nested_files: list[str] = field(default_factory=list)
+    skills: list[Skill] = msgspec.field(default_factory=list)
+    always_rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    listed_rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    ttsr_rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    commands: list[FileCommand] = msgspec.field(default_factory=list)
+    templates: list[FileCommand] = msgspec.field(default_factory=list)
+    nested_files: list[str] = msgspec.field(default_factory=list)
     """Instruction files in sub-directories of cwd (relative paths), listed for the model."""
 
 

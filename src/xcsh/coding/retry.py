@@ -22,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.coding.auto_settings import auto_retry_enabled
@@ -212,8 +213,7 @@ def abort_retry(session: AgentSession) -> None:
         handler.abort_retry()
 
 
-@dataclass(frozen=True, slots=True)
-class RetryConfig:
+class RetryConfig(msgspec.Struct, frozen=True):
     """The retry feature's config: the back-off sleep (injected by tests)."""
 
     sleep: Sleep = asyncio.sleep

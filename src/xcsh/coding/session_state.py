@@ -6,9 +6,10 @@ into their wire format.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from xcsh.agent.types import AgentTool
 from xcsh.ai.types import Model, ThinkingLevel
@@ -17,15 +18,14 @@ if TYPE_CHECKING:
     from xcsh.coding.project_context import ProjectContext
 
 
-@dataclass(slots=True, kw_only=True)
-class SessionConfig:
+class SessionConfig(msgspec.Struct, kw_only=True):
     """How the session was started (CLI options that stay relevant while it runs)."""
 
     cwd: Path
     agent_dir: Path
     custom_prompt: str | None = None
     append_prompt: str | None = None
-    scoped_models: list[tuple[Model, ThinkingLevel | None]] = field(default_factory=list)
+    scoped_models: list[tuple[Model, ThinkingLevel | None]] = msgspec.field(default_factory=list)
     session_dir: Path | None = None
     persist: bool = True
     project: ProjectContext | None = None
@@ -34,8 +34,7 @@ class SessionConfig:
     """The initial answer language (``$XCSH_LOCALE``, ``$LANG``…); ``set_locale`` changes it."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSnapshot:
+class SessionSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     """The session's observable state at one moment (modes shape it into their wire format)."""
 
     model: Model

@@ -10,8 +10,9 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from xcsh.coding.discovery import SkillFile, parse_front_matter
 from xcsh.coding.discovery.base import scan_skills
@@ -21,8 +22,7 @@ SKILL_COMMAND_PREFIX = "skill:"
 PLUGIN_PROVIDER = "xcsh-plugins"
 
 
-@dataclass(frozen=True, slots=True)
-class Skill:
+class Skill(msgspec.Struct, frozen=True):
     name: str
     description: str
     path: str
@@ -34,8 +34,7 @@ class Skill:
         return str(Path(self.path).parent)
 
 
-@dataclass(frozen=True, slots=True)
-class SkillSelection:
+class SkillSelection(msgspec.Struct, frozen=True):
     """How to filter skills: ``include``/``ignore`` are name globs; ``enabled`` False drops all."""
 
     enabled: bool = True

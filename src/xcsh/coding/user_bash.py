@@ -10,9 +10,10 @@ the running command's whole process group at once; the ``bash`` response then sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from xcsh.agent.types import BashExecutionMessage
 from xcsh.ai.abort import AbortController
@@ -94,8 +95,7 @@ def _environment(session: AgentSession) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in configured.items() if v is not None}
 
 
-@dataclass(frozen=True, slots=True)
-class UserBashConfig:
+class UserBashConfig(msgspec.Struct, frozen=True):
     """User bash has no start-up options (its environment comes from settings)."""
 
 

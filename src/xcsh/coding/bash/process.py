@@ -19,9 +19,10 @@ import os
 import shutil
 import signal as signal_module
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.bash.capture import OutputCapture
@@ -45,8 +46,7 @@ class BashLaunchError(RuntimeError):
     """The shell could not be started (missing cwd, no bash, …)."""
 
 
-@dataclass(slots=True, kw_only=True)
-class ProcessOutcome:
+class ProcessOutcome(msgspec.Struct, kw_only=True):
     """How a shell process ended and what it printed (no notices added)."""
 
     capture: OutputCapture

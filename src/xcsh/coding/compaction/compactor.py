@@ -22,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.abort import AbortController
@@ -322,8 +323,7 @@ async def compact_now(session: AgentSession, custom_instructions: str | None) ->
     return await compactor.compact(custom_instructions or None)
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionConfig:
+class CompactionConfig(msgspec.Struct, frozen=True):
     """The compaction feature's config: the pause before an overflow continuation (injected by tests)."""
 
     sleep: Sleep = asyncio.sleep

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from xcsh.coding.discovery.frontmatter import parse_front_matter
 
@@ -22,8 +23,7 @@ logger = logging.getLogger(__name__)
 Level = Literal["user", "project"]
 
 
-@dataclass(frozen=True, slots=True)
-class LoadContext:
+class LoadContext(msgspec.Struct, frozen=True):
     """Where to look: the project's cwd, the user's home, xcsh's agent dir and the repo root."""
 
     cwd: Path
@@ -50,8 +50,7 @@ class LoadContext:
         return self.repo_root if self.repo_root is not None else self.home
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """Which provider found an item, in which file, at which level."""
 
     provider: str
@@ -69,8 +68,7 @@ class Source:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ContextFile:
+class ContextFile(msgspec.Struct, frozen=True):
     """An instructions file for every task (XCSH.md, AGENTS.md, CLAUDE.md, GEMINI.md…)."""
 
     path: str
@@ -81,8 +79,7 @@ class ContextFile:
     """Directory levels between cwd and the file's project directory (0 = cwd); None for user files."""
 
 
-@dataclass(frozen=True, slots=True)
-class SystemPromptFile:
+class SystemPromptFile(msgspec.Struct, frozen=True):
     """A SYSTEM.md that customises the system prompt."""
 
     path: str
@@ -91,8 +88,7 @@ class SystemPromptFile:
     source: Source
 
 
-@dataclass(frozen=True, slots=True)
-class SkillFile:
+class SkillFile(msgspec.Struct, frozen=True):
     """A ``<name>/SKILL.md``; ``body`` is the text after the front matter."""
 
     name: str
@@ -108,8 +104,7 @@ class SkillFile:
         return value.strip() if isinstance(value, str) else ""
 
 
-@dataclass(frozen=True, slots=True)
-class CommandFile:
+class CommandFile(msgspec.Struct, frozen=True):
     """A markdown prompt template or slash command; ``content`` is the whole file."""
 
     name: str
@@ -121,8 +116,7 @@ class CommandFile:
     """Sub-directory of a nested prompt template (``frontend:forms``), empty otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
-class AgentDir:
+class AgentDir(msgspec.Struct, frozen=True):
     """A folder of subagent definitions (``*.md``), highest precedence first in listings."""
 
     path: str
@@ -130,17 +124,16 @@ class AgentDir:
     source: Source
 
 
-@dataclass(slots=True)
-class Found:
+class Found(msgspec.Struct):
     """Everything one provider found (lists in the provider's own order)."""
 
-    context_files: list[ContextFile] = field(default_factory=list)
-    system_prompts: list[SystemPromptFile] = field(default_factory=list)
-    skills: list[SkillFile] = field(default_factory=list)
-    prompts: list[CommandFile] = field(default_factory=list)
-    commands: list[CommandFile] = field(default_factory=list)
-    rules: list[dict[str, Any]] = field(default_factory=list)
-    agent_dirs: list[AgentDir] = field(default_factory=list)
+    context_files: list[ContextFile] = msgspec.field(default_factory=list)
+    system_prompts: list[SystemPromptFile] = msgspec.field(default_factory=list)
+    skills: list[SkillFile] = msgspec.field(default_factory=list)
+    prompts: list[CommandFile] = msgspec.field(default_factory=list)
+    commands: list[CommandFile] = msgspec.field(default_factory=list)
+    rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    agent_dirs: list[AgentDir] = msgspec.field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------- file system

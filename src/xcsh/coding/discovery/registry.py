@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+import msgspec
 
 from xcsh.coding.discovery.base import (
     AgentDir,
@@ -40,19 +41,18 @@ CONFIG_FILE_PROJECT_DIRS = (".xcsh", ".codex", ".gemini")
 CONFIG_FILE_USER_DIRS = (".codex", ".gemini")  # after the agent dir
 
 
-@dataclass(slots=True)
-class Discovered:
+class Discovered(msgspec.Struct):
     """Everything found for one cwd, merged; lists are in precedence (or prompt) order."""
 
     context: LoadContext
-    context_files: list[ContextFile] = field(default_factory=list)
-    system_prompts: list[SystemPromptFile] = field(default_factory=list)
-    skills: list[SkillFile] = field(default_factory=list)
-    prompts: list[CommandFile] = field(default_factory=list)
-    commands: list[CommandFile] = field(default_factory=list)
-    rules: list[dict[str, Any]] = field(default_factory=list)
-    agent_dirs: list[AgentDir] = field(default_factory=list)
-    providers: list[str] = field(default_factory=list)
+    context_files: list[ContextFile] = msgspec.field(default_factory=list)
+    system_prompts: list[SystemPromptFile] = msgspec.field(default_factory=list)
+    skills: list[SkillFile] = msgspec.field(default_factory=list)
+    prompts: list[CommandFile] = msgspec.field(default_factory=list)
+    commands: list[CommandFile] = msgspec.field(default_factory=list)
+    rules: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    agent_dirs: list[AgentDir] = msgspec.field(default_factory=list)
+    providers: list[str] = msgspec.field(default_factory=list)
     """Ids of the providers that were asked, in order."""
 
     @property

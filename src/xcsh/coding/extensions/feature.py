@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from xcsh.coding.commands import CommandInfo
 from xcsh.coding.extensions.loader import extension_paths
@@ -63,13 +64,12 @@ class ExtensionCommands:
         ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExtensionsConfig:
+class ExtensionsConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Where extensions come from, and whether ``session_start`` is sent at install (not RPC mode)."""
 
     cwd: Path
     agent_dir: Path
-    explicit: list[str] = field(default_factory=list)
+    explicit: list[str] = msgspec.field(default_factory=list)
     discover: bool = True
     # the project's own extensions load only in a trusted directory (coding/trust.py)
     project: bool = False

@@ -8,8 +8,9 @@ loads only when a session has extensions. :mod:`.api` re-exports every name here
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+import msgspec
 
 from xcsh.ai.abort import AbortSignal
 
@@ -85,8 +86,7 @@ class ExtensionUI(Protocol):
     def get_editor_text(self) -> str: ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Dialog:
+class Dialog(msgspec.Struct, frozen=True, kw_only=True):
     """One dialog call: its method and parameters under their rpc-protocol names, and how it may end early."""
 
     method: Literal["select", "confirm", "input", "editor"]

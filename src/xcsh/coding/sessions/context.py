@@ -7,25 +7,25 @@ Everything here is pure: entries in, values out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
+
+import msgspec
 
 from xcsh.agent.types import AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from xcsh.coding.sessions.entries import SessionEntry, iso_to_epoch_ms
 
 
-@dataclass(slots=True, kw_only=True)
-class SessionContext:
+class SessionContext(msgspec.Struct, kw_only=True):
     """What a branch restores: its messages and the settings recorded along it.
 
     ``thinking_level`` is None when the branch has no ``thinking_level_change``
     (callers then apply their default); a recorded ``null`` reads back as ``"off"``.
     """
 
-    messages: list[AgentMessage] = field(default_factory=list)
+    messages: list[AgentMessage] = msgspec.field(default_factory=list)
     thinking_level: str | None = None
-    models: dict[str, str] = field(default_factory=dict)
-    injected_rules: set[str] = field(default_factory=set)
+    models: dict[str, str] = msgspec.field(default_factory=dict)
+    injected_rules: set[str] = msgspec.field(default_factory=set)
     compaction: SessionEntry | None = None
     service_tier: str | None = None
     mode: str = "none"
@@ -195,8 +195,7 @@ def _add_usage(totals: dict[str, float], usage: object) -> None:
         totals["cost"] += total
 
 
-@dataclass(frozen=True, slots=True)
-class TokenTotals:
+class TokenTotals(msgspec.Struct, frozen=True):
     """Summed token usage; whole numbers stay ints."""
 
     input: int | float
@@ -209,8 +208,7 @@ class TokenTotals:
         return _num(self.input + self.output + self.cache_read + self.cache_write)
 
 
-@dataclass(frozen=True, slots=True)
-class SessionStats:
+class SessionStats(msgspec.Struct, frozen=True):
     """Counts and usage over a list of context messages (what ``get_session_stats`` reports).
 
     Usage sums cover assistant messages plus ``details.usage`` of ``task`` tool results.

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from xcsh.coding.paths import encode_cwd
 from xcsh.coding.sessions.context import message_text
@@ -25,8 +26,7 @@ def session_dir_for(cwd: Path, sessions_root: Path, *, home: Path | None = None)
     return Path(sessions_root) / encode_cwd(cwd, home=home)
 
 
-@dataclass(slots=True, kw_only=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct, kw_only=True):
     """What a session picker shows about one file."""
 
     path: Path

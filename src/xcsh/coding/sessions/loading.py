@@ -7,9 +7,10 @@ a torn tail is cut with :func:`~xcsh.coding.sessions.fileio.repair_tail`).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
+
+import msgspec
 
 from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
 from xcsh.coding.sessions.entries import (
@@ -67,8 +68,7 @@ def _has_header(parsed: ParsedFile) -> bool:
     return bool(parsed.objects) and is_valid_header(parsed.objects[0])
 
 
-@dataclass(slots=True, kw_only=True)
-class LoadedSession:
+class LoadedSession(msgspec.Struct, kw_only=True):
     """A session file's header and entries, in the current version."""
 
     header: SessionHeader

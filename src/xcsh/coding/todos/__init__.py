@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from xcsh.agent.types import CustomMessage, ToolResultMessage
 from xcsh.coding.events import SessionEvent
@@ -43,8 +44,7 @@ def set_todos(session: AgentSession, phases: Sequence[Any]) -> list[dict[str, An
     return store.set(phases)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TodoConfig:
+class TodoConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Whether ``todo_write`` is registered and active (from ``--tools`` / ``--no-tools``)."""
 
     register_tool: bool = True

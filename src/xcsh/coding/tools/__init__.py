@@ -12,9 +12,10 @@ features. See docs/tools.md for the full set.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
@@ -65,8 +66,7 @@ COMPANIONS: dict[str, str] = {"grep": "ast_grep", "edit": "ast_edit"}
 EDIT_MODES: tuple[str, ...] = ("hashline", "replace")
 
 
-@dataclass(slots=True, frozen=True)
-class ToolOptions:
+class ToolOptions(msgspec.Struct, frozen=True):
     """What shapes the built-in tools: settings (``edit.mode``, ``readHashLines``, ``readLineNumbers``)
     and, for a small starting model, the ``write`` overwrite guard."""
 

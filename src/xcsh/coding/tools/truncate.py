@@ -11,8 +11,9 @@ line (the bash rule "newline count + 1").
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 MAX_LINES = 3000
 MAX_BYTES = 51_200
@@ -28,8 +29,7 @@ def format_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f}MB"
 
 
-@dataclass(slots=True, kw_only=True)
-class Truncation:
+class Truncation(msgspec.Struct, kw_only=True):
     """What survived a truncation and why."""
 
     content: str

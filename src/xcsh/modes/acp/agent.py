@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_available_commands
 from acp.schema import (
@@ -128,7 +128,7 @@ class XcshAcpAgent:
 
     def _open(self, cwd: str, session: str | None) -> _Live:
         assert self.client is not None
-        options = dataclasses.replace(self.base, cwd=Path(cwd), session=session, continue_session=False)
+        options = msgspec.structs.replace(self.base, cwd=Path(cwd), session=session, continue_session=False)
         try:
             built = self.build(options)
         except StartupError as exc:

@@ -9,8 +9,9 @@ A plugin's name is the ``name`` of its ``.xcsh-plugin/plugin.json`` (or
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
+
+import msgspec
 
 from xcsh.coding.discovery.base import AgentDir, Found, LoadContext, command_files, scan_skills, source
 from xcsh.coding.discovery.providers.base import Provider
@@ -41,11 +42,11 @@ class PluginsProvider(Provider):
         for root in ctx.plugin_dirs:
             plugin = plugin_name(root)
             found.commands += [
-                replace(c, name=f"{plugin}:{c.name}")
+                msgspec.structs.replace(c, name=f"{plugin}:{c.name}")
                 for c in command_files(self.id, self.name, root / "commands", "user")
             ]
             found.skills += [
-                replace(s, name=f"{plugin}:{s.name}")
+                msgspec.structs.replace(s, name=f"{plugin}:{s.name}")
                 for s in scan_skills(self.id, self.name, root / "skills", "user")
             ]
             agents = root / "agents"
