@@ -196,3 +196,43 @@ async def test_a_request_reaches_the_joined_path_with_auth_and_configured_header
     assert headers["x-model"] == "m" and headers["x-both"] == "call"
     assert ("anthropic-version" in headers) == (api == "anthropic-messages")
     assert request.json["stream"] is True
+
+
+@pytest.mark.parametrize(
+    ("api", "suffix"),
+    [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
+)
+async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str) -> None:
+    import asyncio
+
+    from xcsh.ai.abort import AbortController
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import stream
+    from xcsh.testing.fake_llm import running
+
+    with running() as fake:
+        model: Any = {
+            "id": "m",
+            "name": "m",
+            "api": api,
+            "provider": "fake",
+            "baseUrl": fake.base_url + suffix,
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 1000,
+            "maxTokens": 100,
+        }
+        fake.script(script.hold("held until the client leaves"))
+        controller = AbortController()
+        context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+        async with asyncio.timeout(30):
+            answer = stream(model, context, StreamOptions(api_key="k", signal=controller.signal))
+            async for event in answer:
+                if event["type"] == "text_delta":
+                    controller.abort()
+            message = await answer.result()
+        assert message["stopReason"] == "aborted"
+        # the server sees the connection closed: the held stream was not left open in the pool
+        closed = await asyncio.to_thread(fake.wait_for_no_open_connection, 10.0)
+        assert closed and fake.connections == 1

@@ -105,6 +105,7 @@ class FakeLLM:
         self.problems: list[str] = []
         self.finished = 0  # streamed replies sent to their end
         self.connections = 0  # TCP connections accepted (a client reusing its connection opens one)
+        self.open_connections = 0  # of those, the ones neither side has closed yet
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -148,6 +149,11 @@ class FakeLLM:
                     raise TimeoutError(f"expected {count} requests, got {len(self.requests)}")
                 self._cond.wait(left)
             return list(self.requests)
+
+    def wait_for_no_open_connection(self, timeout: float = 10.0) -> bool:
+        """Block until every accepted connection is closed (bounded by ``timeout``); whether it was."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.open_connections == 0, timeout)
 
     def wait_for_finished(self, count: int, timeout: float = 10.0) -> None:
         """Block until ``count`` streamed replies have been written to their end (bounded by ``timeout``)."""
@@ -213,6 +219,7 @@ class FakeLLM:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with self._cond:
             self.connections += 1
+            self.open_connections += 1
         try:
             while not self._closing:
                 keep = await self._one_request(reader, writer)
@@ -225,6 +232,9 @@ class FakeLLM:
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+            with self._cond:
+                self.open_connections -= 1
+                self._cond.notify_all()
 
     async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         line = await reader.readline()
