@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Protocol, TypedDict
 
+import msgspec
 from msgspec import Meta
 
 from xcsh.ai.events import AssistantMessageEvent
@@ -144,8 +144,7 @@ class ToolExecutor(Protocol):
     ) -> Awaitable[AgentToolResult]: ...
 
 
-@dataclass(slots=True, kw_only=True)
-class AgentTool:
+class AgentTool(msgspec.Struct, kw_only=True):
     """A tool the agent can run.
 
     ``execute`` raises on failure (the message becomes an error result for the model).
@@ -163,7 +162,7 @@ class AgentTool:
     abortable: bool = True
     lenient: bool = False
     hidden: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 QueueMode = Literal["all", "one-at-a-time"]

@@ -18,21 +18,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from operator import is_
 from typing import Any, Generic, TypeVar
+
+import msgspec
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-@dataclass(slots=True)
-class _Entry(Generic[T, R]):
+class _Entry(msgspec.Struct, Generic[T, R]):
     key: Hashable
-    inputs: list[T] = field(default_factory=list)
-    outputs: list[R] = field(default_factory=list)
+    inputs: list[T] = msgspec.field(default_factory=list)
+    outputs: list[R] = msgspec.field(default_factory=list)
     # (len(inputs), len(outputs)) at every cut taken, ascending; (0, 0) first
-    cuts: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
+    cuts: list[tuple[int, int]] = msgspec.field(default_factory=lambda: [(0, 0)])
 
     def truncate(self, index: int) -> None:
         """Keep the prefix up to cut number ``index``."""

@@ -11,8 +11,9 @@ session shuts down.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from xcsh.agent.types import AgentTool
 from xcsh.coding.options import tool_selection
@@ -26,8 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class SessionToolsConfig:
+class SessionToolsConfig(msgspec.Struct, frozen=True):
     """The ``--tools`` / ``--no-tools`` choice these tools follow (with their enabling settings)."""
 
     tools: str | None = None

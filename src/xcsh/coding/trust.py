@@ -20,15 +20,15 @@ ask the user themselves and pass ``--trust``.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
 
@@ -64,6 +64,8 @@ def _code_files(project: Path) -> list[Path]:
 
 def content_hash(project: Path) -> str:
     """SHA-256 over the relative names and bytes of the project's extensions and settings file."""
+    import hashlib  # only for a project with code of its own
+
     digest = hashlib.sha256()
     for file in _code_files(project):
         try:
@@ -75,16 +77,15 @@ def content_hash(project: Path) -> str:
     return digest.hexdigest()
 
 
-@dataclass(slots=True, kw_only=True)
-class ProjectTrust:
+class ProjectTrust(msgspec.Struct, kw_only=True):
     """Whether a project's code may run, and what is skipped when it may not."""
 
     project: Path
     trusted: bool
     changed: bool = False
     """True when a stored trust exists but the code changed since it was granted."""
-    skipped_extensions: list[Path] = field(default_factory=list)
-    skipped_settings: list[str] = field(default_factory=list)
+    skipped_extensions: list[Path] = msgspec.field(default_factory=list)
+    skipped_settings: list[str] = msgspec.field(default_factory=list)
 
     def notice(self, agent_dir: Path) -> str | None:
         """The one stderr line about skipped code (None when nothing was skipped)."""

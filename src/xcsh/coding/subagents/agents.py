@@ -12,9 +12,10 @@ the bundled one. ``task.disabledAgents`` hides agents by name.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from xcsh.coding.discovery import LoadContext, discover, parse_front_matter
 
@@ -23,8 +24,7 @@ logger = logging.getLogger(__name__)
 AgentSource = Literal["bundled", "user", "project"]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentDefinition:
+class AgentDefinition(msgspec.Struct, frozen=True):
     name: str
     description: str
     prompt: str

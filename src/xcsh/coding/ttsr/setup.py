@@ -7,9 +7,10 @@ profile 16).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
+
+import msgspec
 
 from xcsh.coding.ttsr.rules import Rule
 
@@ -31,8 +32,7 @@ def discover_rules(cwd: Path, agent_dir: Path, home: Path | None = None) -> list
     return cast(list[Rule], found.rules)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TtsrConfig:
+class TtsrConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Where rules are discovered (the project and the agent dir)."""
 
     cwd: Path
