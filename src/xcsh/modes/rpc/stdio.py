@@ -84,6 +84,10 @@ class StdinReader:
     def fd(self) -> int:
         return self._fd
 
+    @property
+    def loop_closed(self) -> bool:
+        return self._loop.is_closed()
+
     def attach(self, deliver: Callable[[bytes | None], None]) -> None:
         self._deliver = deliver
         try:
@@ -259,7 +263,8 @@ class FrameWriter:
 
     def _wait_for_room(self) -> None:
         stdin = self._stdin
-        watch = [stdin.fd] if stdin is not None and stdin.on_loop else []
+        # input is taken only while the loop can still deliver it (not at a flush after it closed)
+        watch = [stdin.fd] if stdin is not None and stdin.on_loop and not stdin.loop_closed else []
         readable, _, _ = select.select(watch, [self._fd], [])
         if readable and stdin is not None:
             stdin.hold()
