@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import os
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ from xcsh.coding.tools import IMPLEMENTATIONS
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
+
+logger = logging.getLogger(__name__)
 
 QUIET_S = 0.05
 # imported on first use, or here once the host is quiet (the loop first: a prompt needs it)
@@ -65,7 +68,11 @@ def wire(server: RpcServer) -> None:
             asyncio.get_running_loop().call_soon(import_deferred)
 
     def import_deferred() -> None:
-        importlib.import_module(deferred_left.pop(0))
+        name = deferred_left.pop(0)
+        try:
+            importlib.import_module(name)
+        except Exception:  # best effort, like the SDK warm-up: its first use reports the problem
+            logger.debug("warm-up could not import %s", name, exc_info=True)
         if deferred_left:
             asyncio.get_running_loop().call_soon(import_deferred)
 
