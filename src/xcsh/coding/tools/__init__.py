@@ -7,6 +7,11 @@ per ``ToolOptions.edit_mode``), ``write``, ``grep``, ``find``, ``ast_grep``,
 ``ast_edit``, ``notebook``, ``calc`` and pi-mono's ``ls`` (opt-in). Tools that need the
 session (``todo_write``, ``python``, ``task``, ``inspect_image``) are added by their
 features. See docs/tools.md for the full set.
+
+Each tool is built from its definition (:mod:`.defs_files`, :mod:`.defs_search`); the module
+that runs it is imported on its first call (:func:`defined_tool`) or by the idle warm-up, so
+the session's tool list costs no implementation imports (docs/performance.md, profile 19).
+The eager builders (``create_read_tool`` …) stay importable from here.
 """
 
 from __future__ import annotations
@@ -117,6 +122,12 @@ def defined_tool(
     *,
     abortable: bool = True,
 ) -> AgentTool:
+    """A tool whose definition is known now and whose implementation ``build`` makes on the first call.
+
+    ``build`` imports the implementation module and returns the eager tool; only its
+    ``execute`` is used. A ``build`` that raises fails that call (an error result for the
+    model) and is tried again on the next one.
+    """
     return AgentTool(
         name=name,
         label=label,
