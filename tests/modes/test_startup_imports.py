@@ -28,7 +28,9 @@ LAZY = (
     "importlib.resources",  # the model catalogue is a plain file beside the package
     "difflib",  # approval prompts' diffs
     "xcsh.ai.errors",  # error classification (its patterns compile on import): on an error, or warm-up
-    "xcsh.coding.bash.session",  # the host's bash command: its shell starts on first use
+    "xcsh.coding.bash.session",
+    "xcsh.coding.bash.capture",
+    "xcsh.coding.bash.process",  # the host's bash command: its shell starts on first use
     "xcsh.agent.loop",  # the agent loop and tool execution: with the first run
     "xcsh.agent.tool_calls",
     "jiter",  # partial JSON of streamed tool arguments

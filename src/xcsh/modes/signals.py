@@ -23,10 +23,21 @@ import signal
 import sys
 from collections.abc import Callable
 
-from xcsh.coding.bash.process import terminate_all_groups
 from xcsh.coding.session import AgentSession
 
 logger = logging.getLogger(__name__)
+
+
+def terminate_all_groups() -> None:
+    """End every running shell's process group (:func:`xcsh.coding.bash.process.terminate_all_groups`).
+
+    Shells are started only through that module, so when it was never imported there is
+    nothing to end (and start-up need not import it).
+    """
+    process = sys.modules.get("xcsh.coding.bash.process")
+    if process is not None:
+        process.terminate_all_groups()
+
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 ABORT_WAIT_S = 3.0

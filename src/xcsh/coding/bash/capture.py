@@ -17,7 +17,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import IO
 
-OUTPUT_LIMIT_BYTES = 51_200
+from xcsh.coding.bash import OUTPUT_LIMIT_BYTES as OUTPUT_LIMIT_BYTES  # its old home
+
 _MAX_PENDING_CHARS = 8192
 
 _ESCAPE_RE = re.compile(

@@ -29,7 +29,7 @@ from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
-from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES
+from xcsh.coding.bash import OUTPUT_LIMIT_BYTES
 from xcsh.coding.bash.process import (
     BashLaunchError,
     ProcessOutcome,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES
+from xcsh.coding.bash import OUTPUT_LIMIT_BYTES
 from xcsh.coding.tools.truncate import format_size
 
 # ---- bash
