@@ -13,16 +13,24 @@ from conftest import BASE_ARGS, Workspace, user_texts
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
+from xcsh.testing.script import Gate
 
 Frame = dict[str, Any]
 
 
-async def _prompt_on_agent_end(client: RpcClient, first: str, second: str) -> tuple[list[Frame], Frame]:
-    """Send ``first``; the moment its ``agent_end`` is read, send ``second``; return frames until idle."""
+async def _prompt_on_agent_end(
+    client: RpcClient, first: str, second: str, *, then_release: Gate | None = None
+) -> tuple[list[Frame], Frame]:
+    """Send ``first``; the moment its ``agent_end`` is read, send ``second``; return frames until idle.
+
+    ``then_release`` is opened once ``second`` is acknowledged (a held reply that must not end before).
+    """
     start = client.mark()
     await client.prompt(first)
     end = await client.wait_for_type("agent_end", since=start)
     ack = await client.request({"id": "second", "type": "prompt", "message": second})
+    if then_release is not None:
+        then_release.release()
     await client.wait_for_idle(since=client.frames.index(end) + 1)
     return client.frames[start:], ack
 
@@ -84,14 +92,17 @@ async def test_a_prompt_sent_at_agent_end_during_a_retry_wait_replaces_the_retry
 async def test_a_prompt_sent_at_agent_end_during_a_threshold_compaction_runs_instead_of_the_continue(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
+    # the compaction's first summary is held until the prompt is in: with a fast loopback the
+    # whole compaction could otherwise end, and the continue start, before the host's prompt
+    summarising = Gate()
     fake_llm.script(
         script.text("big answer", usage=(120000, 10)),
-        script.text("PREFIX-SUMMARY"),
+        script.hold("PREFIX-SUMMARY", summarising),
         script.text("SHORT"),
         script.text("second answer"),
     )
     async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env) as client:
-        frames, ack = await _prompt_on_agent_end(client, "work?", "second?")
+        frames, ack = await _prompt_on_agent_end(client, "work?", "second?", then_release=summarising)
         messages = await client.get_messages()
     assert ack["success"] is True
     assert _errors(frames) == []
