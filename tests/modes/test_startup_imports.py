@@ -37,6 +37,7 @@ LAZY = (
     "xcsh.coding.compaction.prune",  # compaction's checks: with the first prompt
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.small_guards",  # a small model's edit guards
+    "xcsh.rpc.results",  # the protocol's result types: schema, docs and clients only
     "xcsh.coding.extensions.api",  # the extension machinery: only for a session with extensions
     "xcsh.coding.extensions.runner",
     # the built-in tools' code: their definitions are in tools/defs_*.py

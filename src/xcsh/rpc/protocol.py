@@ -4,7 +4,8 @@ Adding a command is a change here plus its handler:
 
 1. write its request ``TypedDict`` in :mod:`xcsh.rpc.commands` (field descriptions in
    ``Meta``) and, when it answers with ``data``, the data type in :mod:`xcsh.rpc.results`;
-2. add one :class:`CommandSpec` line to ``_SPECS`` below;
+2. add one :class:`CommandSpec` line to ``_SPECS`` below (a result type by its name in
+   :mod:`xcsh.rpc.results`, which the server never imports);
 3. register the handler in ``xcsh.modes.rpc`` and add the client method in
    :mod:`xcsh.rpc.client`;
 4. run ``xcsh rpc-schema > docs/rpc-schema.json`` and ``python -m xcsh.rpc.docs > docs/protocol.md``.
@@ -22,7 +23,6 @@ from typing import Any
 
 from xcsh.ai.types import Model
 from xcsh.rpc import commands as c
-from xcsh.rpc import results as r
 from xcsh.rpc.validation import Invalid, check_command
 
 # Rewrites a validation failure where the protocol fixes the wording (frame, failure) → failure.
@@ -39,10 +39,26 @@ class CommandSpec:
 
     name: str
     request: type  # the request frame's TypedDict
-    data: Any = NoData  # the type of the success response's ``data`` (``| None`` when it may be null)
+    # the type of the success response's ``data``: a type, or the name of one in
+    # :mod:`xcsh.rpc.results` (``"Name | None"`` when it may be null), see :meth:`data_type`
+    data: Any = NoData
     control: bool = False  # takes effect at once, even while a blocking command runs (§2.4)
     blocking: bool = False  # answered only when done (bash, compact, session switches …)
     explain: Explain | None = None  # the protocol's own error text for some failures
+
+    def data_type(self) -> Any:
+        """The ``data`` type (or :class:`NoData`); result types named by string are resolved here.
+
+        The result types are needed by the schema, the docs and the clients, not by the
+        server, so :mod:`xcsh.rpc.results` is imported on the first call, not at start-up.
+        """
+        if not isinstance(self.data, str):
+            return self.data
+        from xcsh.rpc import results
+
+        name, _, rest = self.data.partition(" | ")
+        found = getattr(results, name)
+        return found | None if rest == "None" else found
 
 
 def _js(value: Any) -> str:
@@ -85,41 +101,41 @@ _SPECS = (
     CommandSpec("follow_up", c.FollowUpCommand),
     CommandSpec("abort", c.AbortCommand, control=True),
     CommandSpec("abort_and_prompt", c.AbortAndPromptCommand, blocking=True),
-    CommandSpec("new_session", c.NewSessionCommand, r.CancelledResult, blocking=True),
-    CommandSpec("get_state", c.GetStateCommand, r.SessionState),
-    CommandSpec("set_todos", c.SetTodosCommand, r.TodosResult),
-    CommandSpec("set_host_tools", c.SetHostToolsCommand, r.HostToolsResult, explain=_host_tools),
-    CommandSpec("get_integrations", c.GetIntegrationsCommand, r.IntegrationsResult),
+    CommandSpec("new_session", c.NewSessionCommand, "CancelledResult", blocking=True),
+    CommandSpec("get_state", c.GetStateCommand, "SessionState"),
+    CommandSpec("set_todos", c.SetTodosCommand, "TodosResult"),
+    CommandSpec("set_host_tools", c.SetHostToolsCommand, "HostToolsResult", explain=_host_tools),
+    CommandSpec("get_integrations", c.GetIntegrationsCommand, "IntegrationsResult"),
     CommandSpec("set_locale", c.SetLocaleCommand),
     CommandSpec("set_model", c.SetModelCommand, Model),
-    CommandSpec("cycle_model", c.CycleModelCommand, r.CycleModelResult | None),
-    CommandSpec("get_available_models", c.GetAvailableModelsCommand, r.ModelsResult),
+    CommandSpec("cycle_model", c.CycleModelCommand, "CycleModelResult | None"),
+    CommandSpec("get_available_models", c.GetAvailableModelsCommand, "ModelsResult"),
     CommandSpec("set_thinking_level", c.SetThinkingLevelCommand, explain=_thinking_level),
-    CommandSpec("cycle_thinking_level", c.CycleThinkingLevelCommand, r.ThinkingLevelResult | None),
+    CommandSpec("cycle_thinking_level", c.CycleThinkingLevelCommand, "ThinkingLevelResult | None"),
     CommandSpec("set_steering_mode", c.SetSteeringModeCommand),
     CommandSpec("set_follow_up_mode", c.SetFollowUpModeCommand),
     CommandSpec("set_interrupt_mode", c.SetInterruptModeCommand),
-    CommandSpec("compact", c.CompactCommand, r.CompactionResult, blocking=True),
+    CommandSpec("compact", c.CompactCommand, "CompactionResult", blocking=True),
     CommandSpec("set_auto_compaction", c.SetAutoCompactionCommand),
     CommandSpec("set_auto_retry", c.SetAutoRetryCommand),
     CommandSpec("abort_retry", c.AbortRetryCommand, control=True),
-    CommandSpec("bash", c.BashCommand, r.BashResult, blocking=True),
+    CommandSpec("bash", c.BashCommand, "BashResult", blocking=True),
     CommandSpec("abort_bash", c.AbortBashCommand, control=True),
-    CommandSpec("get_session_stats", c.GetSessionStatsCommand, r.SessionStats),
-    CommandSpec("export_html", c.ExportHtmlCommand, r.ExportResult, blocking=True),
-    CommandSpec("switch_session", c.SwitchSessionCommand, r.CancelledResult, blocking=True),
-    CommandSpec("branch", c.BranchCommand, r.BranchResult, blocking=True),
-    CommandSpec("get_branch_messages", c.GetBranchMessagesCommand, r.BranchMessagesResult),
-    CommandSpec("get_last_assistant_text", c.GetLastAssistantTextCommand, r.LastAssistantTextResult),
+    CommandSpec("get_session_stats", c.GetSessionStatsCommand, "SessionStats"),
+    CommandSpec("export_html", c.ExportHtmlCommand, "ExportResult", blocking=True),
+    CommandSpec("switch_session", c.SwitchSessionCommand, "CancelledResult", blocking=True),
+    CommandSpec("branch", c.BranchCommand, "BranchResult", blocking=True),
+    CommandSpec("get_branch_messages", c.GetBranchMessagesCommand, "BranchMessagesResult"),
+    CommandSpec("get_last_assistant_text", c.GetLastAssistantTextCommand, "LastAssistantTextResult"),
     CommandSpec("set_session_name", c.SetSessionNameCommand),
-    CommandSpec("get_messages", c.GetMessagesCommand, r.MessagesResult),
+    CommandSpec("get_messages", c.GetMessagesCommand, "MessagesResult"),
     # beyond the reference (docs/host-commands.md)
-    CommandSpec("get_commands", c.GetCommandsCommand, r.CommandsResult),
-    CommandSpec("clear_queue", c.ClearQueueCommand, r.ClearedQueue),
-    CommandSpec("list_sessions", c.ListSessionsCommand, r.SessionsResult),
-    CommandSpec("get_tree", c.GetTreeCommand, r.TreeResult),
-    CommandSpec("get_tools", c.GetToolsCommand, r.ToolsResult),
-    CommandSpec("set_active_tools", c.SetActiveToolsCommand, r.HostToolsResult),
+    CommandSpec("get_commands", c.GetCommandsCommand, "CommandsResult"),
+    CommandSpec("clear_queue", c.ClearQueueCommand, "ClearedQueue"),
+    CommandSpec("list_sessions", c.ListSessionsCommand, "SessionsResult"),
+    CommandSpec("get_tree", c.GetTreeCommand, "TreeResult"),
+    CommandSpec("get_tools", c.GetToolsCommand, "ToolsResult"),
+    CommandSpec("set_active_tools", c.SetActiveToolsCommand, "HostToolsResult"),
 )
 
 SPECS: dict[str, CommandSpec] = {spec.name: spec for spec in _SPECS}

@@ -50,7 +50,7 @@ def _success_response(builder: SchemaBuilder, spec: CommandSpec) -> JsonSchema:
         schema["description"] += " It carries no `data`."
         schema["not"] = {"required": ["data"]}
     else:
-        properties["data"] = builder.of(spec.data)
+        properties["data"] = builder.of(spec.data_type())
         required.append("data")
     schema["required"] = required
     return schema
