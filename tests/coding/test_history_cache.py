@@ -4,7 +4,9 @@ Every conversion that is memoised over the history's prefix — the live context
 messages, the OpenAI chat, Anthropic and Responses request messages, the compaction facts — is
 compared with a fresh, uncached conversion after each edit a session makes to its live
 context: appending, replacing a message (pruning), truncating (overflow recovery, branch
-switch), rebuilding (compaction) and switching between histories.
+switch), rebuilding (compaction) and switching between histories. The request bodies built
+from the remembered messages' stored JSON fragments are compared, byte for byte, with
+encoding the same body whole (docs/performance.md, "Fourth session: flat requests").
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from xcsh.ai.clients import encode_body
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.providers import anthropic_messages, openai_completions, openai_responses
 from xcsh.ai.providers.openai_compat import resolve_compat
@@ -167,11 +170,25 @@ def _checks() -> list[Check]:
             # fallback item ids (msg_<index>_<n>) number the whole history, as a fresh conversion does
             assert openai_responses.convert_input(model, {"messages": llm}) == fresh
 
+    def payloads(history: Sequence[Msg]) -> None:
+        llm = coding_messages._convert_uncached(history)  # type: ignore[arg-type]
+        options = _options()
+        for model, system in ((MODEL, "sys"), (other_model, None), (MODEL, None)):
+            context: Any = {"systemPrompt": system, "messages": llm}
+            chat = openai_completions.request_payload(model, context, options, flags)
+            assert chat == encode_body(openai_completions.request_wire(model, context, options, flags))
+            anthropic = anthropic_messages.request_payload(model, context, options)
+            body = {**anthropic_messages.build_request(model, context, options), "stream": True}
+            assert anthropic == encode_body(body)
+            responses = openai_responses.request_payload(model, context, options)
+            body = {**openai_responses.build_request(model, context, options), "stream": True}
+            assert responses == encode_body(body)
+
     def compaction(history: Sequence[Msg]) -> None:
         for tools in (frozenset(), frozenset({"read"})):
             assert facts.context_facts(history, tools) == facts._facts(history, tools)
 
-    return [coding, openai, anthropic, responses, compaction]
+    return [coding, openai, anthropic, responses, payloads, compaction]
 
 
 def _options() -> Any:

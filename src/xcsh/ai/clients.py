@@ -94,12 +94,17 @@ def google_client(model: Model, options: StreamOptions) -> Any:
     return client
 
 
-def encode_body(body: dict[str, Any]) -> bytes:
-    """A request body as JSON bytes (msgspec; the standard library for what msgspec cannot write)."""
+def encode_body(body: dict[str, Any], spliced: dict[str, Any] | None = None) -> bytes:
+    """A request body as JSON bytes (msgspec; the standard library for what msgspec cannot write).
+
+    ``spliced``: fields to encode in place of the body's own, holding the same JSON with parts
+    already encoded (``msgspec.Raw``, see :meth:`xcsh.ai.prefix_cache.PrefixCache.encoded`);
+    the bytes are those of ``body``. The standard-library path encodes ``body`` itself.
+    """
     import msgspec
 
     try:
-        return msgspec.json.encode(body)
+        return msgspec.json.encode({**body, **spliced} if spliced else body)
     except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
         import json
 

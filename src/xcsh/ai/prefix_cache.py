@@ -8,10 +8,16 @@ Contract of the wrapped ``convert(items, params)``: it is a pure function of the
 contents and of ``params``, which the caller's ``key`` determines completely, and
 ``convert(a + b) == convert(a) + convert(b)`` whenever ``b`` starts with an item for which
 ``is_cut`` is true (the conversion carries no state across a cut and looks neither back
-nor ahead across it). Items are recognised by identity, so items that are reused from the
+nor ahead across it). Items are recognised by identity (a prefix that is equal item by
+item also counts as unchanged: it converts the same), so items that are reused from the
 cache must never be changed in place: a changed message is a new object (pruning,
 compaction and branch switches replace messages, never mutate them). The converted
 items are shared between calls, so callers must not change them in place either.
+
+Because neither side changes, the remembered outputs can also be kept as JSON text:
+:meth:`PrefixCache.encoded` hands back a request's history with its remembered part as
+``msgspec.Raw`` fragments, each encoded once, so encoding a request body costs only its new
+part (docs/performance.md, "Fourth session: flat requests").
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
 from operator import is_
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
@@ -33,11 +39,20 @@ class _Entry(msgspec.Struct, Generic[T, R]):
     outputs: list[R] = msgspec.field(default_factory=list)
     # (len(inputs), len(outputs)) at every cut taken, ascending; (0, 0) first
     cuts: list[tuple[int, int]] = msgspec.field(default_factory=lambda: [(0, 0)])
+    # the JSON of outputs[:len(marks)], filled on demand (PrefixCache.encoded): ``items`` holds
+    # their items one after another, ``raws`` the fragment of each output that has items, and
+    # marks[i] is (len(raws), len(items)) once output i is encoded
+    items: list[Any] = msgspec.field(default_factory=list)
+    raws: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    marks: list[tuple[int, int]] = msgspec.field(default_factory=list)
 
     def truncate(self, index: int) -> None:
         """Keep the prefix up to cut number ``index``."""
         n_in, n_out = self.cuts[index]
         del self.inputs[n_in:], self.outputs[n_out:], self.cuts[index + 1 :]
+        if len(self.marks) > n_out:
+            n_raws, n_items = self.marks[n_out - 1] if n_out else (0, 0)
+            del self.raws[n_raws:], self.items[n_items:], self.marks[n_out:]
 
 
 class PrefixCache(Generic[T, R]):
@@ -54,14 +69,17 @@ class PrefixCache(Generic[T, R]):
         *,
         slots: int = 4,
         offset: bool = False,
+        flat: bool = False,
     ) -> None:
         """``offset``: call ``convert(items, params, n)`` with ``n`` the number of outputs already
         converted before ``items`` (for a conversion that numbers its outputs across the whole
-        history; it must then return one output per position it counts)."""
+        history; it must then return one output per position it counts). ``flat``: each output
+        is a list whose items the caller sends one after another (see :meth:`encoded`)."""
         self._convert = convert
         self._is_cut = is_cut
         self._slots = slots
         self._offset = offset
+        self._flat = flat
         self._entries: list[_Entry[T, R]] = []
 
     def _call(self, items: Sequence[T], params: Any, before: int) -> list[R]:
@@ -88,6 +106,49 @@ class PrefixCache(Generic[T, R]):
 
     def clear(self) -> None:
         self._entries.clear()
+
+    def encoded(self, values: list[Any], start: int = 0) -> list[Any]:
+        """``values`` with the remembered outputs of the latest call as their JSON text, for encoding.
+
+        ``values`` holds what the latest call returned from index ``start`` on (each output's
+        items one after another with ``flat``), usually inside a request body. The remembered
+        outputs become ``msgspec.Raw`` fragments, each encoded once with msgspec and written
+        verbatim by it (one fragment per output, its items joined by commas with ``flat``), so
+        ``msgspec.json.encode`` of the result gives the same bytes as of ``values`` while it
+        encodes only what follows. ``values`` is returned unchanged when the run from
+        ``start`` is not, item by item and by identity, what the latest call remembered (a
+        caller replaced one of them, or the call remembered nothing), and when msgspec cannot
+        encode an output: the caller's own encoding then takes its usual path. Call it before
+        the next call to this cache: only the latest call's outputs are spliced.
+        """
+        if not self._entries or not self._entries[0].outputs:
+            return values
+        entry = self._entries[0]
+        try:
+            self._encode_more(entry)
+        except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+            return values
+        items = entry.items
+        end = start + len(items)
+        if len(values) < end or not all(map(is_, items, values[start:end])):
+            return values
+        return [*values[:start], *entry.raws, *values[end:]]
+
+    def _encode_more(self, entry: _Entry[T, R]) -> None:
+        """Encode the outputs of ``entry`` that are not encoded yet (in order; stops at a failure)."""
+        encode = msgspec.json.encode
+        flat = self._flat
+        marks, raws, items = entry.marks, entry.raws, entry.items
+        for output in entry.outputs[len(marks) :]:
+            if flat:
+                text = encode(output)[1:-1]  # "[a,b]" -> "a,b": the items as they sit in a list
+                if text:
+                    raws.append(msgspec.Raw(text))
+                items.extend(cast(list[Any], output))
+            else:
+                raws.append(msgspec.Raw(encode(output)))
+                items.append(output)
+            marks.append((len(raws), len(items)))
 
     def _last_cut(self, items: Sequence[T], start: int) -> int:
         """The index of the newest cut after ``start`` (``start`` when there is none)."""
@@ -117,7 +178,12 @@ class PrefixCache(Generic[T, R]):
     def _trim(self, entry: _Entry[T, R], items: Sequence[T]) -> None:
         """Cut ``entry`` back to its newest cut that ``items`` still starts with and that still sits on a cut."""
         inputs = entry.inputs
-        same = len(inputs) <= len(items) and all(map(is_, inputs, items))
+        head = items[: len(inputs)]
+        # a list compares its items by identity first, in C: ~6x faster than map(is_) over a long
+        # history; an equal item that is another object converts the same (the contract)
+        same = len(head) == len(inputs) and (
+            head == inputs if isinstance(head, list) else all(map(is_, inputs, head))
+        )
         if same and (len(inputs) == len(items) or self._is_cut(items[len(inputs)])):
             return
         if same:

@@ -265,6 +265,15 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
     return body
 
 
+def request_payload(model: Model, context: Context, options: StreamOptions) -> bytes:
+    """The encoded body as sent (with ``stream``), the history's remembered messages from their
+    stored fragments (the same bytes as encoding it whole; docs/performance.md, "Fourth session:
+    flat requests")."""
+    body = build_request(model, context, options)
+    body["stream"] = True
+    return encode_body(body, {"messages": _HISTORY.encoded(body["messages"])})
+
+
 # ---- response -------------------------------------------------------------------------
 class _Reducer:
     """Translates raw Messages stream events (decoded JSON objects) into builder calls."""
@@ -368,9 +377,8 @@ def _stream_error_text(exc: APIStatusError) -> str:
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     """Stream one Messages response into ``builder``."""
-    body = build_request(model, context, options)
-    body["stream"] = True
-    response = await open_stream("anthropic", model, options, "/v1/messages", encode_body(body))
+    payload = request_payload(model, context, options)
+    response = await open_stream("anthropic", model, options, "/v1/messages", payload)
     reducer = _Reducer(builder)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)

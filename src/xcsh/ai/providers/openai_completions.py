@@ -173,6 +173,25 @@ def build_request(
     return body
 
 
+def request_wire(
+    model: Model, context: Context, options: StreamOptions, flags: dict[str, Any]
+) -> dict[str, Any]:
+    """The body as sent: :func:`build_request`'s, its non-standard fields last, then ``stream``."""
+    body = build_request(model, context, options, flags)
+    extra_body = {k: body.pop(k) for k in list(body) if k in ("reasoning", "thinking", "enable_thinking")}
+    if flags["maxTokensField"] not in ("max_tokens", "max_completion_tokens"):
+        extra_body[flags["maxTokensField"]] = body.pop(flags["maxTokensField"])
+    return {**body, **extra_body, "stream": True}
+
+
+def request_payload(model: Model, context: Context, options: StreamOptions, flags: dict[str, Any]) -> bytes:
+    """:func:`request_wire` encoded, the history's remembered messages from their stored fragments
+    (the same bytes as encoding it whole; docs/performance.md, "Fourth session: flat requests")."""
+    wire = request_wire(model, context, options, flags)
+    history = _HISTORY.encoded(wire["messages"], 1 if context.get("systemPrompt") else 0)
+    return encode_body(wire, {"messages": history})
+
+
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     """Stream one chat completion into ``builder``."""
     flags = resolve_compat(model)
@@ -181,11 +200,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
 
         await run_constrained(model, context, options, builder, flags)
         return
-    body = build_request(model, context, options, flags)
-    extra_body = {k: body.pop(k) for k in list(body) if k in ("reasoning", "thinking", "enable_thinking")}
-    if flags["maxTokensField"] not in ("max_tokens", "max_completion_tokens"):
-        extra_body[flags["maxTokensField"]] = body.pop(flags["maxTokensField"])
-    payload = encode_body({**body, **extra_body, "stream": True})
+    payload = request_payload(model, context, options, flags)
     response = await open_stream("openai", model, options, "/chat/completions", payload)
     builder.start()
     finish: str | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any, cast
 
 from xcsh.ai.builder import MessageBuilder
@@ -150,7 +151,7 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
     must not be changed in place.
     """
     key = (model["provider"], model["id"], "image" in model["input"])
-    return [item for items in _HISTORY(context["messages"], key, model) for item in items]
+    return list(chain.from_iterable(_HISTORY(context["messages"], key, model)))
 
 
 def _convert_history(
@@ -182,7 +183,7 @@ def _starts_turn(message: Message) -> bool:
 # one output per transformed message (its items), so an assistant item's fallback id
 # (msg_<index>_<n>) numbers it across the whole history as a fresh conversion does
 _HISTORY: PrefixCache[Message, list[dict[str, Any]]] = PrefixCache(
-    _convert_history, _starts_turn, offset=True
+    _convert_history, _starts_turn, offset=True, flat=True
 )
 
 
@@ -232,6 +233,15 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
         if level and level != "off":
             body["reasoning"] = {"effort": level, "summary": "auto"}
     return body
+
+
+def request_payload(model: Model, context: Context, options: StreamOptions) -> bytes:
+    """The encoded body as sent (with ``stream``), the history's remembered items from their stored
+    fragments (the same bytes as encoding it whole; docs/performance.md, "Fourth session: flat
+    requests")."""
+    body = build_request(model, context, options)
+    body["stream"] = True
+    return encode_body(body, {"input": _HISTORY.encoded(body["input"])})
 
 
 # ---- response -------------------------------------------------------------------------
@@ -383,9 +393,8 @@ class _Reducer:
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     """Stream one Responses API response into ``builder``."""
-    body = build_request(model, context, options)
-    body["stream"] = True
-    response = await open_stream("openai", model, options, "/responses", encode_body(body))
+    payload = request_payload(model, context, options)
+    response = await open_stream("openai", model, options, "/responses", payload)
     reducer = _Reducer(builder)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
