@@ -15,7 +15,6 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from xcsh.ai.builder import MessageBuilder
-from xcsh.ai.errors import describe_error, redact_credentials
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.stream import AssistantMessageStream
 from xcsh.ai.types import AssistantMessage, Context, Model
@@ -113,6 +112,9 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
         builder.fail("", aborted=True)
     else:
         logger.debug("provider %s failed", model["api"], exc_info=failure)
+        # its patterns compile on import: only on an error, never before a first answer
+        from xcsh.ai.errors import describe_error, redact_credentials
+
         received = bool(builder.snapshot().get("content"))
         text = describe_error(failure, model["provider"], received=received)
         builder.fail(redact_credentials(text, model, options))

@@ -8,6 +8,11 @@ wait on it (docs/performance.md, profile 17). A prompt that arrives first import
 needs itself, as before. ``XCSH_WARM=0`` in the environment turns warming off;
 ``XCSH_WARM_QUIET_MS`` sets the quiet period (default 50).
 
+Nothing is warmed while a prompt or run chain is in flight (the session ``is_streaming``): a
+prompt written at once imports what its request needs itself, and imports running beside it
+would only delay its first token (docs/performance.md, "Fourth session: first prompt"); the
+warm-up waits for the first quiet moment after the run.
+
 The same quiet moment also imports what the first ``get_state`` answer did not need
 (:data:`DEFERRED`: the agent loop, compaction's checks, the built-in tools' implementations;
 docs/performance.md, profile 19): one module per turn of the event loop, so a command that
@@ -68,6 +73,11 @@ def wire(server: RpcServer) -> None:
             asyncio.get_running_loop().call_soon(import_deferred)
 
     def import_deferred() -> None:
+        nonlocal deferred_importing
+        if server.session.is_streaming:
+            # a run started meanwhile: it imports what it needs; the rest waits for the next quiet
+            deferred_importing = False
+            return
         name = deferred_left.pop(0)
         try:
             importlib.import_module(name)
@@ -82,6 +92,11 @@ def wire(server: RpcServer) -> None:
         left = last_answer + quiet - loop.time()
         if left > 0:
             timer = loop.call_later(left, when_quiet)
+            return
+        if server.session.is_streaming:
+            # a prompt is in flight: warming now would compete with its request and first
+            # tokens (its own imports are done by then or under way); look again later
+            timer = loop.call_later(quiet or QUIET_S, when_quiet)
             return
         timer = None
         start()
