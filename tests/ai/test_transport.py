@@ -236,3 +236,60 @@ async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str) 
         # the server sees the connection closed: the held stream was not left open in the pool
         closed = await asyncio.to_thread(fake.wait_for_no_open_connection, 10.0)
         assert closed and fake.connections == 1
+
+
+@pytest.mark.parametrize(
+    ("api", "suffix"),
+    [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
+)
+async def test_an_answer_leaves_no_async_generator_for_the_loop_to_close(api: str, suffix: str) -> None:
+    """Each stream's generators are closed when the answer ends, whole or aborted, not by the loop's
+    finaliser hook (which costs a thread-safe wake-up and a task per answer)."""
+    import asyncio
+    import gc
+
+    from xcsh.ai.abort import AbortController
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import complete, stream
+    from xcsh.testing.fake_llm import running
+
+    finalised: list[str] = []
+    first_iter, finaliser = sys.get_asyncgen_hooks()
+    assert finaliser is not None  # the loop's hook, installed by asyncio
+
+    def recording(agen: Any) -> None:
+        finalised.append(agen.ag_code.co_qualname)
+        finaliser(agen)
+
+    sys.set_asyncgen_hooks(first_iter, recording)
+    try:
+        with running() as fake:
+            model: Any = {
+                "id": "m",
+                "name": "m",
+                "api": api,
+                "provider": "fake",
+                "baseUrl": fake.base_url + suffix,
+                "reasoning": False,
+                "input": ["text"],
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "contextWindow": 1000,
+                "maxTokens": 100,
+            }
+            fake.script(script.text("one"), script.text("two"), script.hold("held until aborted"))
+            context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+            for expected in ("one", "two"):
+                message = await complete(model, context, StreamOptions(api_key="k"))
+                assert [b.get("text") for b in message["content"]] == [expected], message.get("errorMessage")
+            controller = AbortController()
+            async with asyncio.timeout(30):
+                answer = stream(model, context, StreamOptions(api_key="k", signal=controller.signal))
+                async for event in answer:
+                    if event["type"] == "text_delta":
+                        controller.abort()
+                assert (await answer.result())["stopReason"] == "aborted"
+            gc.collect()
+            await asyncio.sleep(0)
+    finally:
+        sys.set_asyncgen_hooks(first_iter, finaliser)
+    assert finalised == []

@@ -37,6 +37,7 @@ import re
 import ssl
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -267,9 +268,14 @@ class EventStream:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        # the stream's generators are closed here, at once: one left to the garbage collector is
+        # closed by the loop's finaliser hook instead (a thread-safe wake-up and a task per answer)
         try:
             if self._events is not None:
-                await self._events.aclose()  # at once, not whenever it is collected
+                await self._events.aclose()
+            if isinstance(self._chunks, AsyncGenerator):
+                with suppress(Exception):  # cleanup of the bytes never replaces the answer's outcome
+                    await self._chunks.aclose()
         finally:
             await self.response.aclose()
 
@@ -282,19 +288,20 @@ class EventStream:
 
         chunks = self._chunks = self.response.aiter_bytes()
         try:
-            async for name, data in _events(chunks):
-                del name
-                if data.startswith("[DONE]"):
-                    await _drain(chunks)
-                    return
-                value = decode_json(data)
-                if isinstance(value, dict) and value.get("error"):
-                    error = value["error"]
-                    message = error.get("message") if isinstance(error, dict) else None
-                    if not message or not isinstance(message, str):
-                        message = "An error occurred during streaming"
-                    raise APIError(message, body=error, request=self.response.request)
-                yield value
+            async with aclosing(_events(chunks)) as events:
+                async for name, data in events:
+                    del name
+                    if data.startswith("[DONE]"):
+                        await _drain(chunks)
+                        return
+                    value = decode_json(data)
+                    if isinstance(value, dict) and value.get("error"):
+                        error = value["error"]
+                        message = error.get("message") if isinstance(error, dict) else None
+                        if not message or not isinstance(message, str):
+                            message = "An error occurred during streaming"
+                        raise APIError(message, body=error, request=self.response.request)
+                    yield value
         except httpx2.TimeoutException as exc:
             raise APITimeoutError(request=self.response.request) from exc
         except (httpx2.RequestError, ssl.SSLError) as exc:
@@ -302,19 +309,20 @@ class EventStream:
 
     async def _anthropic(self) -> AsyncGenerator[Any, None]:
         chunks = self._chunks = self.response.aiter_bytes()
-        async for name, data in _events(chunks):
-            if name is None or name == "ping":
-                continue
-            if name == "error":
-                body: object = data
-                try:
-                    body = json.loads(data)
-                    message = f"{body}"
-                except Exception:
-                    message = data or f"Error code: {self.response.status_code}"
-                raise APIStatusError(message, response=self.response, body=body)
-            if data:
-                yield decode_json(data)
+        async with aclosing(_events(chunks)) as events:
+            async for name, data in events:
+                if name is None or name == "ping":
+                    continue
+                if name == "error":
+                    body: object = data
+                    try:
+                        body = json.loads(data)
+                        message = f"{body}"
+                    except Exception:
+                        message = data or f"Error code: {self.response.status_code}"
+                    raise APIStatusError(message, response=self.response, body=body)
+                if data:
+                    yield decode_json(data)
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
@@ -427,7 +435,7 @@ class SseParser:
         return None
 
 
-async def _events(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, str]]:
+async def _events(chunks: AsyncIterator[bytes]) -> AsyncGenerator[tuple[str | None, str], None]:
     splitter = LineSplitter()
     parser = SseParser()
     async for chunk in chunks:
