@@ -184,6 +184,7 @@ class Probes:
         for i in range(count):
             _, end_s = await self._prompt(host, f"question {i}? " + _prose(-i - 1))
             per_prompt.append(_ms(end_s))
+            self.fake.clear_requests()  # a kept body per prompt would slow the server's next read
             await self._idle(host)
         cpu = host.cpu_seconds()
         await host.close()

@@ -139,6 +139,17 @@ class FakeLLM:
             self.problems.clear()
             self.requests.clear()
 
+    def clear_requests(self) -> None:
+        """Forget the requests recorded so far (their count included), keeping the script.
+
+        A long benchmark run calls it between prompts: every kept request holds its body, so
+        each new body lands in memory never touched before (page faults: ~70 us for a 175 KB
+        body, against ~2 us when the previous one was freed), a cost of this server that grows
+        with the history it is sent.
+        """
+        with self._lock:
+            self.requests.clear()
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         """Block until at least ``count`` requests have arrived (bounded by ``timeout``)."""
         deadline = time.monotonic() + timeout
