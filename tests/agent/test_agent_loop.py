@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from agent.test_agent_failures import fake_model, user
 from conftest import user_texts
@@ -201,3 +201,51 @@ async def test_all_mode_follow_ups_are_drained_together(fake_llm: FakeLLM) -> No
     assert len(fake_llm.requests) == 2
     assert user_texts(fake_llm.requests[1].json)[-2:] == ["f1", "f2"]
     assert agent.queued_count == 0
+
+
+async def test_the_first_token_of_an_answer_that_arrived_in_one_burst_is_handed_on_before_the_rest() -> None:
+    # One network read can carry a whole short answer. Listeners that deliver at the end of a
+    # loop turn (the RPC frame writer gathers small frames until then) must get a turn after
+    # the first delta, not only once the answer has ended and been persisted.
+    from xcsh.ai.builder import MessageBuilder
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import register_provider
+    from xcsh.ai.types import Context, Model
+
+    async def burst(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
+        builder.start()
+        for piece in ("one ", "two ", "three"):
+            builder.text(piece)
+
+    register_provider("test-burst", burst)
+    model = cast(
+        Model,
+        {
+            "id": "m",
+            "name": "m",
+            "api": "test-burst",
+            "provider": "test",
+            "baseUrl": "",
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 1000,
+            "maxTokens": 100,
+        },
+    )
+    agent = Agent(model=model, tools=[], get_api_key=lambda provider: "k")
+    loop = asyncio.get_running_loop()
+    turns: list[str] = []
+    at_end: list[int] = []
+
+    def listen(event: AgentEvent) -> None:
+        if event["type"] == "message_update" and event["assistantMessageEvent"]["type"] == "text_delta":
+            if not turns and not at_end:
+                loop.call_soon(turns.append, "a loop turn after the first delta")
+        elif event["type"] == "message_end" and event["message"]["role"] == "assistant":
+            at_end.append(len(turns))
+
+    agent.subscribe(listen)
+    async with asyncio.timeout(10):
+        await agent.prompt([user("hi")])
+    assert at_end == [1]

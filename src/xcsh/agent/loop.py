@@ -15,6 +15,7 @@ nothing. At most ``MAX_RECOVERY_TURNS`` per run, so a run always ends.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 from collections.abc import Callable
@@ -206,6 +207,7 @@ async def _stream_assistant(
     started = False
     partial: AssistantMessage | None = None
     seen: AssistantMessage | None = None
+    first_delta_out = False
     async for event in stream:
         if event["type"] == "start":
             partial = event["partial"]
@@ -216,6 +218,12 @@ async def _stream_assistant(
         else:
             seen = event["partial"]
             hooks.emit({"type": "message_update", "assistantMessageEvent": event, "message": seen})
+            if not first_delta_out and event["type"].endswith("_delta"):
+                first_delta_out = True
+                # one turn of the event loop, so listeners that deliver at the end of a turn (the
+                # RPC frame writer) send the first token now, not after the rest of a burst that
+                # arrived with it has been handled (the answer's end, its persisting …)
+                await asyncio.sleep(0)
         if signal.aborted:
             break  # abandoned at the next event, even if the provider already buffered more
     final = await stream.result()
