@@ -246,3 +246,22 @@ def test_a_history_that_no_longer_starts_at_a_cut_after_truncation_is_not_merged
     assert cache(["u1", "a1", "u2", "a2", "u3"]) == ["u1", "a1+u2", "a2+u3"]
     assert cache(["u1", "a1", "u2", "u9"]) == ["u1", "a1+u2+u9"]
     assert cache(["u1", "a1", "u2", "a2", "u3"]) == ["u1", "a1+u2", "a2+u3"]
+
+
+def test_an_equal_copy_of_a_remembered_message_is_adopted_without_converting_it_again() -> None:
+    calls: list[list[dict[str, str]]] = []
+
+    def convert(items: Sequence[dict[str, str]], _params: object) -> list[str]:
+        calls.append(list(items))
+        return [item["text"].upper() for item in items]
+
+    cache: PrefixCache[dict[str, str], str] = PrefixCache(convert, lambda item: item["text"].startswith("a"))
+    history = [{"text": "u1"}, {"text": "u2"}, {"text": "a1"}, {"text": "u3"}]
+    assert cache(history) == ["U1", "U2", "A1", "U3"]
+    copied = [history[0], {"text": "u2"}, *history[2:]]  # equal, another object (a rebuilt context)
+    calls.clear()
+    assert cache(copied) == ["U1", "U2", "A1", "U3"]
+    assert calls == [[{"text": "a1"}, {"text": "u3"}]]  # only the tail after the newest cut
+    assert cache._entries[0].inputs[1] is copied[1]  # the next check finds it by identity
+    changed = [history[0], {"text": "u2!"}, *history[2:]]
+    assert cache(changed) == ["U1", "U2!", "A1", "U3"]
