@@ -52,6 +52,7 @@ async def _run(count: int) -> list[float]:
             if task is not None:
                 await task
             cpu_ms.append((time.thread_time() - start) * 1000)
+            llm.clear_requests()  # the server keeps no body (see FakeLLM.clear_requests)
         return cpu_ms
     finally:
         llm.stop()
