@@ -22,10 +22,11 @@ and ``httpx2`` for everything else (``https``, proxies). For those requests it b
   connection error (this client speaks no TLS, as the plain-http ``httpx2`` client trusted
   no certificate).
 - Timeouts: one value for connecting, writing and each read.
-- Errors: the ``httpx2`` exception names and hierarchy (:class:`ConnectError`,
-  :class:`ReadTimeout`, :class:`RemoteProtocolError` … under :class:`TransportError`), with the
-  same messages where the transport or :mod:`xcsh.ai.errors` read them, chained to the
-  underlying ``OSError`` / ``TimeoutError``.
+- Errors (defined in :mod:`xcsh.ai.http1_messages`, re-exported here): the ``httpx2``
+  exception names and hierarchy (:class:`ConnectError`, :class:`ReadTimeout`,
+  :class:`RemoteProtocolError` … under :class:`TransportError`), with the same messages where
+  the transport or :mod:`xcsh.ai.errors` read them, chained to the underlying ``OSError`` /
+  ``TimeoutError``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,28 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
+
+from xcsh.ai.http1_messages import (
+    ConnectError,
+    ConnectTimeout,
+    DecodingError,
+    Headers,
+    HTTPError,
+    NetworkError,
+    ProtocolError,
+    ReadError,
+    ReadTimeout,
+    RemoteProtocolError,
+    Request,
+    RequestError,
+    ResponseNotRead,
+    TimeoutException,
+    TooManyRedirects,
+    TransportError,
+    WriteError,
+    WriteTimeout,
+    decoders_for,
+)
 
 MAX_REDIRECTS = 20
 MAX_IDLE = 100  # idle connections kept per client
@@ -47,121 +70,6 @@ _DEFAULT_HEADERS = (
     ("Connection", "keep-alive"),
     ("User-Agent", "xcsh"),
 )
-
-
-# ---- errors (httpx2's names and hierarchy: xcsh.ai.errors classifies by class name) ------
-class HTTPError(Exception):
-    """Base of every error of this client."""
-
-    def __init__(self, message: str = "", *, request: Request | None = None) -> None:
-        super().__init__(message)
-        self.request = request
-
-
-class RequestError(HTTPError):
-    pass
-
-
-class TransportError(RequestError):
-    pass
-
-
-class TimeoutException(TransportError):
-    pass
-
-
-class ConnectTimeout(TimeoutException):
-    pass
-
-
-class ReadTimeout(TimeoutException):
-    pass
-
-
-class WriteTimeout(TimeoutException):
-    pass
-
-
-class NetworkError(TransportError):
-    pass
-
-
-class ConnectError(NetworkError):
-    pass
-
-
-class ReadError(NetworkError):
-    pass
-
-
-class WriteError(NetworkError):
-    pass
-
-
-class ProtocolError(TransportError):
-    pass
-
-
-class RemoteProtocolError(ProtocolError):
-    pass
-
-
-class DecodingError(RequestError):
-    pass
-
-
-class TooManyRedirects(RequestError):
-    pass
-
-
-class ResponseNotRead(RuntimeError):
-    def __init__(self) -> None:
-        super().__init__("Attempted to access streaming response content, without having called `read()`.")
-
-
-# ---- messages ---------------------------------------------------------------------------
-class Headers:
-    """Header fields in order; ``get`` is case-insensitive and joins repeated fields with ``, ``."""
-
-    __slots__ = ("_fields",)
-
-    def __init__(self, fields: list[tuple[str, str]]) -> None:
-        self._fields = fields
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        wanted = name.lower()
-        values = [value for key, value in self._fields if key.lower() == wanted]
-        return ", ".join(values) if values else default
-
-    def __getitem__(self, name: str) -> str:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def items(self) -> list[tuple[str, str]]:
-        return list(self._fields)
-
-    def __repr__(self) -> str:
-        return f"Headers({self._fields!r})"
-
-
-class Request:
-    """One request: method, absolute URL, header fields (without ``Host``/``Content-Length``), body."""
-
-    __slots__ = ("content", "headers", "method", "url")
-
-    def __init__(self, method: str, url: str, headers: list[tuple[str, str]], content: bytes) -> None:
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.content = content
-
-    def __repr__(self) -> str:
-        return f"<Request({self.method!r}, {self.url!r})>"
 
 
 class _Connection:
@@ -243,7 +151,7 @@ class Response:
         if self._consumed:
             raise RuntimeError("the response body was already read")
         self._consumed = True
-        decoders = _decoders(self.headers.get("content-encoding"))
+        decoders = decoders_for(self.headers.get("content-encoding"))
         async for chunk in self._raw():
             for decoder in decoders:
                 chunk = decoder.feed(chunk, self.request)
@@ -344,46 +252,6 @@ async def _read(step: Any, timeout: float | None, request: Request, framing: str
         raise RemoteProtocolError("chunk header too long", request=request) from exc
     except OSError as exc:
         raise ReadError(str(exc), request=request) from exc
-
-
-class _Decoder:
-    """One content coding (``gzip`` or ``deflate``), fed chunk by chunk."""
-
-    def __init__(self, kind: str) -> None:
-        import zlib
-
-        self._zlib = zlib
-        self._kind = kind
-        self._first = True
-        self._object = zlib.decompressobj(zlib.MAX_WBITS | 16 if kind == "gzip" else zlib.MAX_WBITS)
-
-    def feed(self, data: bytes, request: Request) -> bytes:
-        if not data:
-            return b""
-        try:
-            if self._kind == "deflate" and self._first:
-                self._first = False
-                try:
-                    return bytes(self._object.decompress(data))
-                except self._zlib.error:  # raw deflate, without the zlib wrapper
-                    self._object = self._zlib.decompressobj(-self._zlib.MAX_WBITS)
-            return bytes(self._object.decompress(data))
-        except self._zlib.error as exc:
-            raise DecodingError(str(exc), request=request) from exc
-
-    def flush(self, request: Request) -> bytes:
-        try:
-            return bytes(self._object.flush())
-        except self._zlib.error as exc:
-            raise DecodingError(str(exc), request=request) from exc
-
-
-def _decoders(encoding: str | None) -> list[_Decoder]:
-    """Decoders for a ``Content-Encoding`` value, in decoding order (unknown codings pass through)."""
-    if not encoding:
-        return []
-    names = [part.strip().lower() for part in encoding.split(",")]
-    return [_Decoder(name) for name in reversed(names) if name in ("gzip", "deflate")]
 
 
 # ---- the client ------------------------------------------------------------------------
@@ -576,3 +444,28 @@ def _redirected(request: Request, status: int, location: str) -> Request:
         fields = [(name, value) for name, value in fields if name.lower() != "authorization"]
     content = request.content if method == request.method else b""
     return Request(method, url, fields, content)
+
+
+__all__ = [
+    "Client",
+    "ConnectError",
+    "ConnectTimeout",
+    "DecodingError",
+    "HTTPError",
+    "Headers",
+    "NetworkError",
+    "ProtocolError",
+    "ReadError",
+    "ReadTimeout",
+    "RemoteProtocolError",
+    "Request",
+    "RequestError",
+    "Response",
+    "ResponseNotRead",
+    "TimeoutException",
+    "TooManyRedirects",
+    "TransportError",
+    "WriteError",
+    "WriteTimeout",
+    "supports",
+]
