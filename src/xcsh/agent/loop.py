@@ -19,8 +19,9 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, cast
+
+import msgspec
 
 from xcsh.agent.tool_calls import (
     INTENT_FIELD,
@@ -42,8 +43,7 @@ StreamFn = Callable[[Model, Context, StreamOptions], AssistantMessageStream]
 MAX_RECOVERY_TURNS = 2
 
 
-@dataclass(frozen=True, slots=True)
-class RecoveryTurn:
+class RecoveryTurn(msgspec.Struct, frozen=True):
     """One more turn for a model that stopped too early: what it is told, and its tool choice."""
 
     message: AgentMessage
@@ -59,8 +59,7 @@ INTENT_SCHEMA = {
 }
 
 
-@dataclass(slots=True, kw_only=True)
-class LoopHooks:
+class LoopHooks(msgspec.Struct, kw_only=True):
     """What the loop reads from live state at each turn, and how it reports."""
 
     emit: Callable[[AgentEvent], None]
@@ -74,10 +73,10 @@ class LoopHooks:
     dequeue_steering: Callable[[], list[AgentMessage]]
     dequeue_follow_up: Callable[[], list[AgentMessage]]
     interrupt_immediate: Callable[[], bool]
-    intent_tracing: Callable[[Model], bool] = field(default=lambda model: True)
+    intent_tracing: Callable[[Model], bool] = lambda model: True
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
-    take_tool_choice: Callable[[], str | None] = field(default=lambda: None)
+    take_tool_choice: Callable[[], str | None] = lambda: None
     recovery_message: RecoveryHook | None = None
 
 

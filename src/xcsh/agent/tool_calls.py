@@ -12,8 +12,9 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from xcsh.agent.types import (
     AgentEvent,
@@ -34,8 +35,7 @@ BeforeToolCall = Callable[[ToolCall, dict[str, Any]], Awaitable[str | None]]
 AfterToolCall = Callable[[ToolCall, AgentToolResult, bool], Awaitable[AgentToolResult | None]]
 
 
-@dataclass(slots=True, kw_only=True)
-class ToolRunContext:
+class ToolRunContext(msgspec.Struct, kw_only=True):
     """What tool execution needs from the loop."""
 
     tools: dict[str, AgentTool]
@@ -131,16 +131,15 @@ def synthesize_failed_results(ctx: ToolRunContext, assistant: AssistantMessage) 
     return out
 
 
-@dataclass(slots=True)
-class _Batch:
+class _Batch(msgspec.Struct):
     ctx: ToolRunContext
     calls: list[ToolCall]
-    results: list[ToolResultMessage] = field(default_factory=list)
-    steering: list[AgentMessage] = field(default_factory=list)
+    results: list[ToolResultMessage] = msgspec.field(default_factory=list)
+    steering: list[AgentMessage] = msgspec.field(default_factory=list)
     interrupted: bool = False
-    controllers: dict[int, AbortController] = field(default_factory=dict)
-    finished: set[int] = field(default_factory=set)
-    started: set[int] = field(default_factory=set)
+    controllers: dict[int, AbortController] = msgspec.field(default_factory=dict)
+    finished: set[int] = msgspec.field(default_factory=set)
+    started: set[int] = msgspec.field(default_factory=set)
 
 
 async def execute_tool_calls(

@@ -16,7 +16,6 @@ the provider name and base URL. Keys (reference names):
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
@@ -77,6 +76,8 @@ def tool_call_id_normalizer(flags: dict[str, Any]) -> Any:
         def mistral(call_id: str) -> str:
             if re.fullmatch(r"[a-zA-Z0-9]{9}", call_id):
                 return call_id
+            import hashlib  # only for an id the server would refuse
+
             return hashlib.sha256(call_id.encode()).hexdigest()[:9]
 
         return mistral
@@ -85,6 +86,8 @@ def tool_call_id_normalizer(flags: dict[str, Any]) -> Any:
         clean = _UNSAFE_ID.sub("_", call_id)
         if len(clean) <= 40:
             return clean
+        import hashlib  # only for an id too long for the server
+
         return clean[:31] + "_" + hashlib.sha256(call_id.encode()).hexdigest()[:8]
 
     return default
