@@ -41,7 +41,6 @@ LATER = (
     "xcsh.coding.small_guards",
     "xcsh.rpc.results",
     "difflib",
-    "hashlib",  # a tool-call id the server would refuse
     # a plain-http model server without a proxy is reached with xcsh.ai.http1, not httpx2's stack
     "httpx2",
     "httpcore2",
