@@ -1,8 +1,4 @@
-"""The Anthropic and OpenAI wires stream over our HTTP transport with our own SSE decoding, never a vendor SDK.
-
-Plain-http URLs without a proxy (the fake LLM's) go through ``xcsh.ai.http1``, the rest through
-``httpx2``; the in-process tests below run on both (``XCSH_HTTP_STACK=httpx2`` forces the latter).
-"""
+"""The Anthropic and OpenAI wires stream over httpx2 with our own SSE decoding, never a vendor SDK."""
 
 from __future__ import annotations
 
@@ -19,45 +15,6 @@ from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
 SDKS = ("openai", "anthropic")
-HTTPX = ("httpx2", "httpcore2", "h11", "anyio")
-
-
-@pytest.fixture(params=["http1", "httpx2"])
-def stack(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test on each HTTP stack of the transport."""
-    if request.param == "httpx2":
-        monkeypatch.setenv("XCSH_HTTP_STACK", "httpx2")
-    else:
-        monkeypatch.delenv("XCSH_HTTP_STACK", raising=False)
-    return str(request.param)
-
-
-@pytest.mark.parametrize(
-    ("url", "env", "kind"),
-    [
-        ("http://127.0.0.1:9/v1", {}, "http1"),
-        ("http://models.lan:8080/v1", {}, "http1"),
-        ("http://models.lan:8080/v1", {"HTTP_PROXY": "http://proxy:3128"}, "httpx2"),
-        ("http://models.lan:8080/v1", {"all_proxy": "http://proxy:3128"}, "httpx2"),
-        ("http://127.0.0.1:9/v1", {"HTTP_PROXY": "http://proxy:3128"}, "http1"),  # loopback: no proxies
-        ("http://user:pw@models.lan/v1", {}, "httpx2"),
-        ("https://api.example.com/v1", {}, "httpx2"),
-        ("http://127.0.0.1:9/v1", {"XCSH_HTTP_STACK": "httpx2"}, "httpx2"),
-    ],
-)
-def test_plain_http_without_a_proxy_goes_through_the_small_client_and_the_rest_through_httpx2(
-    url: str, env: dict[str, str], kind: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from xcsh.ai import http1
-    from xcsh.ai.options import StreamOptions
-    from xcsh.ai.transport import new_client
-
-    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "XCSH_HTTP_STACK"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    client = new_client("openai", {"baseUrl": url, "headers": {}}, StreamOptions(api_key="k"))  # type: ignore[arg-type]
-    assert ("http1" if isinstance(client, http1.Client) else "httpx2") == kind
 
 
 def imported(importtime_stderr: str) -> set[str]:
@@ -94,9 +51,8 @@ async def test_a_streamed_answer_on_each_http_wire_imports_no_vendor_sdk(
     ]
     assert "".join(deltas) == "streamed without an SDK"
     names = imported(log.read_text())
-    assert "xcsh.ai.http1" in names and "xcsh.ai.transport" in names  # the parse sees the real imports
+    assert "httpx2" in names and "xcsh.ai.transport" in names  # the parse sees the real imports
     assert sorted(n for n in names if n.split(".")[0] in SDKS) == []
-    assert sorted(n for n in names if n.split(".")[0] in HTTPX) == []  # plain http: no httpx2 stack
 
 
 def events(raw: bytes, sizes: int) -> list[tuple[str | None, str]]:
@@ -172,9 +128,7 @@ def test_configured_headers_replace_the_defaults_whatever_their_case() -> None:
     ("api", "suffix"),
     [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
 )
-async def test_consecutive_answers_on_each_wire_reuse_one_connection(
-    api: str, suffix: str, stack: str
-) -> None:
+async def test_consecutive_answers_on_each_wire_reuse_one_connection(api: str, suffix: str) -> None:
     from xcsh.ai.options import StreamOptions
     from xcsh.ai.registry import complete
     from xcsh.testing.fake_llm import running
@@ -209,7 +163,7 @@ async def test_consecutive_answers_on_each_wire_reuse_one_connection(
     ],
 )
 async def test_a_request_reaches_the_joined_path_with_auth_and_configured_headers(
-    api: str, suffix: str, path: str, auth: tuple[str, str], stack: str
+    api: str, suffix: str, path: str, auth: tuple[str, str]
 ) -> None:
     from xcsh.ai.options import StreamOptions
     from xcsh.ai.registry import complete
@@ -248,7 +202,7 @@ async def test_a_request_reaches_the_joined_path_with_auth_and_configured_header
     ("api", "suffix"),
     [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
 )
-async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str, stack: str) -> None:
+async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str) -> None:
     import asyncio
 
     from xcsh.ai.abort import AbortController

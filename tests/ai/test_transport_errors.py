@@ -1,9 +1,5 @@
 """Every failure reads as it did when the vendor SDKs carried the request (xcsh/ai/transport.py).
 
-Each case runs on both HTTP stacks of the transport: ``xcsh.ai.http1`` (what a plain-http URL
-such as the fake LLM's gets) and ``httpx2`` (https and proxied URLs; forced here with
-``XCSH_HTTP_STACK=httpx2``).
-
 The expected texts were recorded on the SDK path (``anthropic`` 2.15, ``openai`` 3.57) by running
 each scenario against the fake LLM on each wire, before the SDKs were replaced; the new path
 must give the same ``errorMessage`` (docs/decisions.md). Two rows differ on purpose
@@ -328,16 +324,6 @@ CASES: list[tuple[str, Any, tuple[str, str, str]]] = [
 REFUSED = "Connection error."
 TIMED_OUT_OPENAI = "Connection error: Request timed out."  # the OpenAI SDK wrapped read errors
 TIMED_OUT_ANTHROPIC = "Connection error: ReadTimeout"  # the Anthropic SDK let httpx2's through
-
-
-@pytest.fixture(params=["http1", "httpx2"], autouse=True)
-def stack(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every text holds on both HTTP stacks: xcsh.ai.http1 (plain http, no proxy) and httpx2 (the rest)."""
-    if request.param == "httpx2":
-        monkeypatch.setenv("XCSH_HTTP_STACK", "httpx2")
-    else:
-        monkeypatch.delenv("XCSH_HTTP_STACK", raising=False)
-    return str(request.param)
 
 
 @pytest.fixture(scope="module")

@@ -41,14 +41,9 @@ LATER = (
     "xcsh.coding.small_guards",
     "xcsh.rpc.results",
     "difflib",
-    # a plain-http model server without a proxy is reached with xcsh.ai.http1, not httpx2's stack
-    "httpx2",
-    "httpcore2",
-    "h11",
-    "anyio",
 )
 # What the first token does need: the parse must find these, or finding nothing proves nothing.
-NEEDED = ("xcsh.agent.loop", "xcsh.ai.transport", "xcsh.ai.http1", "xcsh.ai.registry")
+NEEDED = ("xcsh.agent.loop", "xcsh.ai.transport", "xcsh.ai.registry")
 PROVIDER = {
     "openai-completions": "xcsh.ai.providers.openai_completions",
     "anthropic-messages": "xcsh.ai.providers.anthropic_messages",

@@ -11,13 +11,9 @@ they did for a streamed POST, with the same observable results:
   vendor's auth (``Authorization: Bearer`` for OpenAI, ``x-api-key`` plus ``anthropic-version``
   for Anthropic), ``OpenAI-Organization`` / ``OpenAI-Project`` from the environment as the SDK
   read them, then the model's and the call's own headers (which win, case-insensitively).
-- Transport: one pooled client per event loop, base URL, key, headers and timeout: for a
-  plain-``http`` URL that no proxy applies to, :mod:`xcsh.ai.http1` (a small asyncio client
-  that spares the first prompt ``httpx2``'s ~55 ms import), else an ``httpx2.AsyncClient``
-  (``XCSH_HTTP_STACK=httpx2`` forces it); no proxy variables for loopback servers; the
-  process's shared TLS context for https only; redirects followed; no retries (the coding
-  layer's policy is the only one). Both raise the same exception names (``ReadTimeout``,
-  ``RemoteProtocolError`` …), which is what :mod:`xcsh.ai.errors` reads.
+- Transport: one pooled ``httpx2.AsyncClient`` per event loop, base URL, key, headers and
+  timeout; no proxy variables for loopback servers; the process's shared TLS context for
+  https only; redirects followed; no retries (the coding layer's policy is the only one).
 - Errors, shaped for :mod:`xcsh.ai.errors` exactly as the SDKs shaped them: a non-2xx answer
   is an :class:`APIStatusError` (``status_code``, ``body``, ``response`` with its headers and
   bytes, the vendor's ``message`` form); a failure before the answer an
@@ -28,8 +24,8 @@ they did for a streamed POST, with the same observable results:
   are not UTF-8 ``UnicodeDecodeError`` (decoded per line, so positions match).
 
 Events come out as the decoded JSON of each SSE ``data`` field (msgspec; the standard library
-for what msgspec refuses, such as ``NaN``). ``httpx2`` is imported on the first request that
-needs it, so importing this module stays cheap.
+for what msgspec refuses, such as ``NaN``). ``httpx2`` is imported on the first request, so
+importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -47,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from xcsh.ai import http1
 from xcsh.ai.clients import client_key, is_loopback_url, merged_headers, shared_ssl_context
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Model
@@ -84,7 +79,7 @@ class APIError(Exception):
 class APIStatusError(APIError):
     """A non-2xx answer (or Anthropic's in-stream ``error`` event, with status 200)."""
 
-    def __init__(self, message: str, *, response: httpx2.Response | http1.Response, body: object) -> None:
+    def __init__(self, message: str, *, response: httpx2.Response, body: object) -> None:
         super().__init__(message, body=body, request=response.request)
         self.response = response
         self.status_code = response.status_code
@@ -104,7 +99,7 @@ class APITimeoutError(APIConnectionError):
         super().__init__("Request timed out.", request=request)
 
 
-def _status_error(vendor: Vendor, response: httpx2.Response | http1.Response) -> APIStatusError:
+def _status_error(vendor: Vendor, response: httpx2.Response) -> APIStatusError:
     """The error for a non-2xx ``response`` whose body has been read, as each SDK built it."""
     status = response.status_code
     text = response.text.strip()
@@ -175,9 +170,9 @@ def request_headers(vendor: Vendor, model: Model, options: StreamOptions) -> dic
     return headers
 
 
-def http_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.AsyncClient | http1.Client:
+def http_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.AsyncClient:
     """The pooled client for this call's loop, base URL, key, headers and timeout."""
-    key = (*client_key(vendor, model, options), os.environ.get("XCSH_HTTP_STACK"))
+    key = client_key(vendor, model, options)
     client = _clients.get(key)
     if client is None:
         client = new_client(vendor, model, options)
@@ -185,16 +180,14 @@ def http_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.
     return client  # type: ignore[no-any-return]  # the cache holds Any
 
 
-def new_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.AsyncClient | http1.Client:
+def new_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.AsyncClient:
     """A client for ``model``'s base URL with the call's headers and timeout (not pooled)."""
+    import httpx2
+
     url = base_url(vendor, model)
     # a local server (llama.cpp, Ollama, the embedded model, a test double) must not be
     # reached through HTTP(S)_PROXY settings meant for the internet
     trust_env = not is_loopback_url(url)
-    if _plain_http(url, trust_env=trust_env):
-        return http1.Client(headers=request_headers(vendor, model, options), timeout=options.timeout_s)
-    import httpx2
-
     verify: ssl.SSLContext
     if url.lower().startswith("https:"):
         verify = shared_ssl_context(trust_env=trust_env)
@@ -212,29 +205,6 @@ def new_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.A
     )
 
 
-_PROXY_VARIABLES = frozenset({"http_proxy", "all_proxy"})
-
-
-def _plain_http(url: str, *, trust_env: bool) -> bool:
-    """Whether :mod:`xcsh.ai.http1` carries requests to ``url``: plain http, and no proxy for it.
-
-    ``httpx2`` reads ``HTTP_PROXY`` / ``ALL_PROXY`` (any case) when ``trust_env`` is on; with one
-    set, its full proxy rules (``NO_PROXY`` …) decide, so such requests stay with it.
-    """
-    if os.environ.get("XCSH_HTTP_STACK") == "httpx2" or not http1.supports(url):
-        return False
-    return not trust_env or not any(
-        value and name.lower() in _PROXY_VARIABLES for name, value in os.environ.items()
-    )
-
-
-def _errors(name: str, *extra: type[BaseException]) -> tuple[type[BaseException], ...]:
-    """The exception class ``name`` (``TimeoutException``, ``HTTPError`` …) of both HTTP stacks in use, and ``extra``."""
-    ours: type[BaseException] = getattr(http1, name)
-    theirs = sys.modules.get("httpx2")  # a response of httpx2 exists only once it is imported
-    return (ours, getattr(theirs, name), *extra) if theirs is not None else (ours, *extra)
-
-
 # ---- requests -------------------------------------------------------------------------
 async def open_stream(
     vendor: Vendor, model: Model, options: StreamOptions, path: str, body: bytes
@@ -245,20 +215,22 @@ async def open_stream(
     :class:`APITimeoutError` when no answer came. Use the result as ``async with``: leaving it
     closes the response (an abort cancels the provider task, which leaves it).
     """
+    import httpx2
+
     client = http_client(vendor, model, options)
     request = client.build_request("POST", endpoint_url(base_url(vendor, model), path), content=body)
     try:
-        response = await client.send(request, stream=True)  # type: ignore[arg-type]
-    except _errors("TimeoutException") as exc:
+        response = await client.send(request, stream=True)
+    except httpx2.TimeoutException as exc:
         raise APITimeoutError(request=request) from exc
     except Exception as exc:
         raise APIConnectionError(request=request) from exc
     if not response.is_success:
         try:
             await response.aread()
-        except _errors("TimeoutException") as exc:
+        except httpx2.TimeoutException as exc:
             raise APITimeoutError(request=request) from exc
-        except _errors("HTTPError") as exc:
+        except httpx2.HTTPError as exc:
             raise APIConnectionError(request=request) from exc
         finally:
             await response.aclose()
@@ -275,7 +247,7 @@ class EventStream:
     ``error`` event.
     """
 
-    def __init__(self, vendor: Vendor, response: httpx2.Response | http1.Response) -> None:
+    def __init__(self, vendor: Vendor, response: httpx2.Response) -> None:
         self.vendor = vendor
         self.response = response
         self._chunks: AsyncIterator[bytes] | None = None
@@ -312,6 +284,8 @@ class EventStream:
         return self._events
 
     async def _openai(self) -> AsyncGenerator[Any, None]:
+        import httpx2
+
         chunks = self._chunks = self.response.aiter_bytes()
         try:
             async with aclosing(_events(chunks)) as events:
@@ -328,9 +302,9 @@ class EventStream:
                             message = "An error occurred during streaming"
                         raise APIError(message, body=error, request=self.response.request)
                     yield value
-        except _errors("TimeoutException") as exc:
+        except httpx2.TimeoutException as exc:
             raise APITimeoutError(request=self.response.request) from exc
-        except _errors("RequestError", ssl.SSLError) as exc:
+        except (httpx2.RequestError, ssl.SSLError) as exc:
             raise APIConnectionError(request=self.response.request) from exc
 
     async def _anthropic(self) -> AsyncGenerator[Any, None]:
@@ -352,11 +326,13 @@ class EventStream:
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    import httpx2
+
     try:
         async with asyncio.timeout(_DRAIN_S):
             async for _ in chunks:
                 pass
-    except _errors("HTTPError", TimeoutError, ssl.SSLError):
+    except (TimeoutError, httpx2.HTTPError, ssl.SSLError):
         pass  # cleanup never turns a finished answer into an error
 
 

@@ -1,6 +1,6 @@
 """Warming a provider before its first call: import its module and HTTP stack in a background thread.
 
-Providers and their HTTP stack (``xcsh.ai.http1`` for plain http, else ``httpx2``; Google's SDK) are imported lazily so that start-up
+Providers and their HTTP stack (``httpx2``; Google's SDK) are imported lazily so that start-up
 stays fast, but then the first prompt would pay for the import while the user watches. Once the
 process is ready, :func:`warm_in_background` imports what the current model's api needs in a
 daemon thread (and builds the TLS context if its URL is https). While it runs, the
@@ -40,7 +40,7 @@ _SAMPLE_EVENTS = (
 
 def _warm_transport(vendor: Vendor, url: str) -> None:
     """What the first streamed request over :mod:`xcsh.ai.transport` builds lazily."""
-    from xcsh.ai import http1, transport
+    from xcsh.ai import transport
 
     model: Any = {"baseUrl": url, "headers": {}}
     # a throwaway client: the real call pools its own on its loop; this builds the TLS context
@@ -54,9 +54,8 @@ def _warm_transport(vendor: Vendor, url: str) -> None:
         event = parser.line(line)
         if event is not None:
             transport.decode_json(event[1])
-    if not isinstance(client, http1.Client):  # plain http without a proxy needs none of httpx2's stack
-        importlib.import_module("anyio._backends._asyncio")  # the network backend of the first connection
-        importlib.import_module("h11")
+    importlib.import_module("anyio._backends._asyncio")  # the network backend of the first connection
+    importlib.import_module("h11")
 
 
 # api → (provider module, the vendor wire of xcsh.ai.transport its first call uses, if any)

@@ -91,13 +91,11 @@ def _parse_text(text: str, path: Path) -> Any:
             raise ModelsConfigError(
                 f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
             ) from None
-    from xcsh.coding.yaml_subset import is_yaml_error, safe_load
+    import yaml
 
     try:
-        return safe_load(text)  # PyYAML's reading; simple files without importing it
-    except Exception as exc:
-        if not is_yaml_error(exc):
-            raise
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -150,13 +150,11 @@ def _without(tree: dict[str, Any], prefixes: tuple[str, ...], prefix: str) -> di
 def _load_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
-    from xcsh.coding.yaml_subset import is_yaml_error, safe_load
+    import yaml
 
     try:
-        data = safe_load(path.read_text(encoding="utf-8"))  # PyYAML's reading; simple files without it
-    except Exception as exc:
-        if not isinstance(exc, OSError) and not is_yaml_error(exc):
-            raise
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
         raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
     if data is None:
         return {}
