@@ -293,3 +293,59 @@ async def test_an_answer_leaves_no_async_generator_for_the_loop_to_close(api: st
     finally:
         sys.set_asyncgen_hooks(first_iter, finaliser)
     assert finalised == []
+
+
+async def test_a_compressed_stream_is_decoded_and_a_plain_one_passed_on_as_it_arrived() -> None:
+    """The body is read raw only without ``Content-Encoding``; a gzip stream still decodes."""
+    import asyncio
+    import gzip
+    import json
+
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import complete
+
+    def sse(text: str) -> bytes:
+        delta = json.dumps({"id": "c", "choices": [{"index": 0, "delta": {"content": text}}]})
+        stop = json.dumps({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        return f"data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n".encode()
+
+    bodies = [(b"gzip", gzip.compress(sse("unzipped"))), (None, sse("as sent"))]
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for encoding, body in bodies:
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await reader.readexactly(length)
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+            if encoding:
+                head += b"Content-Encoding: " + encoding + b"\r\n"
+            half = len(body) // 2
+            writer.write(head + b"\r\n")
+            for part in (body[:half], body[half:]):
+                writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    model: Any = {
+        "id": "m",
+        "name": "m",
+        "api": "openai-completions",
+        "provider": "fake",
+        "baseUrl": f"http://127.0.0.1:{port}/v1",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 1000,
+        "maxTokens": 100,
+    }
+    context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+    async with server:
+        for expected in ("unzipped", "as sent"):
+            message = await asyncio.wait_for(complete(model, context, StreamOptions(api_key="k")), 10)
+            assert [b.get("text") for b in message["content"]] == [expected], message.get("errorMessage")
