@@ -1,7 +1,8 @@
 """Benchmark: the agent's CPU for one short streamed request, in-process, per wire (fake LLM on loopback).
 
 Run as ``python bench/bench_request_cpu.py [requests] [--profile FILE]`` (default 500). Each
-request is one ``complete()`` of a one-message context answered by a short text; the fake LLM
+request is one ``complete()`` of a one-message context answered by a short text, with an abort
+signal as the agent passes; the fake LLM
 runs in its own thread, so ``time.thread_time()`` of the event loop's thread is the agent's
 side: building the body, ``httpx2``'s request and response handling, the SSE decoding and the
 message builder. Prints the median and p10 per wire. ``--profile`` writes a cProfile of the
@@ -18,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from xcsh.ai.abort import AbortController
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import complete
 from xcsh.testing import script
@@ -48,6 +50,7 @@ async def _run(api: str, base_url: str, count: int, profile: cProfile.Profile | 
     await complete(model, context, options)  # imports and the pooled connection
     cpu_us: list[float] = []
     for _ in range(count):
+        options.signal = AbortController().signal  # as the agent passes one per prompt
         if profile is not None:
             profile.enable()
         start = time.thread_time()
