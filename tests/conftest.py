@@ -77,6 +77,23 @@ def fake_llm() -> Iterator[FakeLLM]:
 WIRE_BASE_PATHS = {"openai-completions": "/v1", "anthropic-messages": "", "openai-responses": "/v1"}
 
 
+def wire_model(base_url: str, api: str, **fields: Any) -> Any:
+    """A catalogue entry for ``api`` served at ``base_url`` (its base path appended); ``fields`` override."""
+    return {
+        "id": "m",
+        "name": "m",
+        "api": api,
+        "provider": "fake",
+        "baseUrl": base_url + WIRE_BASE_PATHS[api],
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 1000,
+        "maxTokens": 100,
+        **fields,
+    }
+
+
 def fake_models_yml(base_url: str, *, extra_models: str = "", api: str = "openai-completions") -> str:
     return f"""providers:
   fake:

@@ -1,9 +1,10 @@
-"""SDK clients: loopback servers are reached directly even when proxy variables are set."""
+"""HTTP clients: loopback servers are reached directly even when proxy variables are set."""
 
 from __future__ import annotations
 
 import pytest
 
+from conftest import wire_model
 from xcsh.ai.clients import is_loopback_url
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import complete
@@ -20,30 +21,19 @@ def test_loopback_urls_are_recognised() -> None:
     assert not is_loopback_url("")
 
 
-@pytest.mark.parametrize(("api", "suffix"), [("openai-completions", "/v1"), ("anthropic-messages", "")])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
 async def test_a_loopback_provider_ignores_proxy_variables(
-    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, api: str, suffix: str
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, api: str
 ) -> None:
     # a proxy that does not exist: going through it would fail the request
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    model: Model = {
-        "id": "fake-model",
-        "name": "fake",
-        "api": api,
-        "provider": "fake",
-        "baseUrl": fake_llm.base_url + suffix,
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 1000,
-        "maxTokens": 100,
-    }
+    model: Model = wire_model(fake_llm.base_url, api)
     fake_llm.script(script.text("direct"))
     message = await complete(
         model, {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}, StreamOptions(api_key="k")
     )
     assert message["stopReason"] == "stop", message.get("errorMessage")
-    assert message["content"] == [{"type": "text", "text": "direct"}]
+    assert [block.get("text") for block in message["content"]] == ["direct"]

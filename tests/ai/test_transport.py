@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Workspace
+from conftest import Workspace, wire_model
 from xcsh.ai.transport import LineSplitter, SseParser, endpoint_url, request_headers
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
@@ -124,28 +124,14 @@ def test_configured_headers_replace_the_defaults_whatever_their_case() -> None:
     assert anthropic["x-api-key"] == "k" and anthropic["anthropic-version"] == "2023-06-01"
 
 
-@pytest.mark.parametrize(
-    ("api", "suffix"),
-    [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
-)
-async def test_consecutive_answers_on_each_wire_reuse_one_connection(api: str, suffix: str) -> None:
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
+async def test_consecutive_answers_on_each_wire_reuse_one_connection(api: str) -> None:
     from xcsh.ai.options import StreamOptions
     from xcsh.ai.registry import complete
     from xcsh.testing.fake_llm import running
 
     with running() as fake:
-        model: Any = {
-            "id": "m",
-            "name": "m",
-            "api": api,
-            "provider": "fake",
-            "baseUrl": fake.base_url + suffix,
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000,
-            "maxTokens": 100,
-        }
+        model = wire_model(fake.base_url, api)
         fake.script(script.text("one"), script.text("two"))
         for expected in ("one", "two"):
             context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
@@ -170,19 +156,12 @@ async def test_a_request_reaches_the_joined_path_with_auth_and_configured_header
     from xcsh.testing.fake_llm import running
 
     with running() as fake:
-        model: Any = {
-            "id": "m",
-            "name": "m",
-            "api": api,
-            "provider": "fake",
-            "baseUrl": fake.base_url + "/proxy" + suffix,
-            "headers": {"X-Model": "m", "X-Both": "model"},
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000,
-            "maxTokens": 100,
-        }
+        model = wire_model(
+            fake.base_url,
+            api,
+            baseUrl=fake.base_url + "/proxy" + suffix,
+            headers={"X-Model": "m", "X-Both": "model"},
+        )
         fake.script(script.text("ok"))
         context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
         options = StreamOptions(api_key="k-123", headers={"X-Both": "call"})
@@ -198,11 +177,8 @@ async def test_a_request_reaches_the_joined_path_with_auth_and_configured_header
     assert request.json["stream"] is True
 
 
-@pytest.mark.parametrize(
-    ("api", "suffix"),
-    [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
-)
-async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str) -> None:
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
+async def test_an_abort_mid_stream_closes_the_connection(api: str) -> None:
     import asyncio
 
     from xcsh.ai.abort import AbortController
@@ -211,18 +187,7 @@ async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str) 
     from xcsh.testing.fake_llm import running
 
     with running() as fake:
-        model: Any = {
-            "id": "m",
-            "name": "m",
-            "api": api,
-            "provider": "fake",
-            "baseUrl": fake.base_url + suffix,
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000,
-            "maxTokens": 100,
-        }
+        model = wire_model(fake.base_url, api)
         fake.script(script.hold("held until the client leaves"))
         controller = AbortController()
         context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
@@ -238,11 +203,8 @@ async def test_an_abort_mid_stream_closes_the_connection(api: str, suffix: str) 
         assert closed and fake.connections == 1
 
 
-@pytest.mark.parametrize(
-    ("api", "suffix"),
-    [("openai-completions", "/v1"), ("anthropic-messages", ""), ("openai-responses", "/v1")],
-)
-async def test_an_answer_leaves_no_async_generator_for_the_loop_to_close(api: str, suffix: str) -> None:
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
+async def test_an_answer_leaves_no_async_generator_for_the_loop_to_close(api: str) -> None:
     """Each stream's generators are closed when the answer ends, whole or aborted, not by the loop's
     finaliser hook (which costs a thread-safe wake-up and a task per answer)."""
     import asyncio
@@ -264,18 +226,7 @@ async def test_an_answer_leaves_no_async_generator_for_the_loop_to_close(api: st
     sys.set_asyncgen_hooks(first_iter, recording)
     try:
         with running() as fake:
-            model: Any = {
-                "id": "m",
-                "name": "m",
-                "api": api,
-                "provider": "fake",
-                "baseUrl": fake.base_url + suffix,
-                "reasoning": False,
-                "input": ["text"],
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                "contextWindow": 1000,
-                "maxTokens": 100,
-            }
+            model = wire_model(fake.base_url, api)
             fake.script(script.text("one"), script.text("two"), script.hold("held until aborted"))
             context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
             for expected in ("one", "two"):
@@ -332,18 +283,7 @@ async def test_a_compressed_stream_is_decoded_and_a_plain_one_passed_on_as_it_ar
 
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    model: Any = {
-        "id": "m",
-        "name": "m",
-        "api": "openai-completions",
-        "provider": "fake",
-        "baseUrl": f"http://127.0.0.1:{port}/v1",
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 1000,
-        "maxTokens": 100,
-    }
+    model = wire_model(f"http://127.0.0.1:{port}", "openai-completions")
     context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
     async with server:
         for expected in ("unzipped", "as sent"):

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from conftest import wire_model
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import complete
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM, running
 
 APIS = ("openai-completions", "anthropic-messages", "openai-responses")
-SUFFIX = {"openai-completions": "/v1", "anthropic-messages": "", "openai-responses": "/v1"}
 KEY = "test-key-123456"
 
 # (scenario, what the server answers, errorMessage on the chat / Anthropic / Responses wire)
@@ -333,18 +333,9 @@ def server() -> Iterator[FakeLLM]:
 
 
 def model(base_url: str, api: str) -> Any:
-    return {
-        "id": "m1",
-        "name": "m1",
-        "api": api,
-        "provider": "prov",
-        "baseUrl": base_url + SUFFIX[api],
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 100000,
-        "maxTokens": 1000,
-    }
+    return wire_model(
+        base_url, api, id="m1", name="m1", provider="prov", contextWindow=100000, maxTokens=1000
+    )
 
 
 async def error_of(target: Any, opts: StreamOptions) -> str | None:
