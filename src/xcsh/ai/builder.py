@@ -74,7 +74,7 @@ class MessageBuilder:
     async def pace(self) -> None:
         """Let the consumer catch up when events pile up; providers await this once per chunk.
 
-        An SDK hands over a whole network read of chunks without suspending, and each event
+        A stream hands over a whole network read of chunks without suspending, and each event
         holds its own snapshot of the growing message, so a slow consumer (a host reading
         stdout slowly) would otherwise make the queue, and memory, grow with the answer.
         """

@@ -35,7 +35,7 @@ COMMAND_TABLES: tuple[dict[str, Handler], ...] = (
 
 
 def wirings() -> list[Callable[[RpcServer], None]]:
-    """Server hooks of the features (host tools, the extension UI, approvals, SDK warm-up), in order."""
+    """Server hooks of the features (host tools, the extension UI, approvals, provider warm-up), in order."""
     return [commands_todos_hosts.wire, extension_ui.wire, approvals.wire, warm.wire]
 
 

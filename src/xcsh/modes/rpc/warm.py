@@ -81,7 +81,7 @@ def wire(server: RpcServer) -> None:
         name = deferred_left.pop(0)
         try:
             importlib.import_module(name)
-        except Exception:  # best effort, like the SDK warm-up: its first use reports the problem
+        except Exception:  # best effort, like the provider warm-up: its first use reports the problem
             logger.debug("warm-up could not import %s", name, exc_info=True)
         if deferred_left:
             asyncio.get_running_loop().call_soon(import_deferred)
