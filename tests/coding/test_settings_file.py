@@ -85,3 +85,33 @@ def test_a_value_read_again_reflects_every_kind_of_change_and_mutable_values_sta
     first = settings.get("list")
     first.append(3)
     assert settings.get("list") == [1, 2]
+
+
+def test_a_settings_write_keeps_the_users_comments_order_and_layout(tmp_path: Path) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text(
+        "# my settings\nretry:\n  # keep it snappy\n  baseDelayMs: 10   # ms\ncustom: kept  # mine\nflag: yes\n"
+    )
+    settings = Settings.load(tmp_path)
+    settings.set("retry.enabled", False)
+    settings.set("steeringMode", "all")
+    assert path.read_text() == (
+        "# my settings\nretry:\n  # keep it snappy\n  baseDelayMs: 10   # ms\n  enabled: false\n"
+        "custom: kept  # mine\nflag: yes\nsteeringMode: all\n"
+    )
+    assert Settings.load(tmp_path).get("flag") is True  # still read as PyYAML reads it
+
+
+def test_a_value_the_comment_keeping_writer_would_change_is_written_plainly_with_its_meaning(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "config.yml"
+    path.write_text("# mine\ncustom: kept\n")
+    Settings.load(tmp_path).set("note", "no")  # YAML 1.2 writes `no` bare, which PyYAML reads as False
+    assert yaml.safe_load(path.read_text()) == {"custom": "kept", "note": "no"}
+    assert Settings.load(tmp_path).get("note") == "no"
+
+
+def test_a_new_settings_file_is_a_plain_mapping(tmp_path: Path) -> None:
+    Settings.load(tmp_path).set("retry.maxRetries", 5)
+    assert (tmp_path / "config.yml").read_text() == "retry:\n  maxRetries: 5\n"

@@ -2,9 +2,9 @@
 
 Keys are dotted paths (``retry.baseDelayMs``). Files hold nested YAML mappings. Writes
 (``set``) go to the user file (``<agent dir>/config.yml``): under an exclusive lock on
-``config.yml.lock`` the file is read again, only the keys being set are changed, and the
-result replaces the file atomically (mode ``0600``) — so processes sharing an agent dir
-never undo each other's changes. Runtime overrides (RPC mode's reset of workflow
+``config.yml.lock`` the file is read again, only the keys being set are changed (the user's
+comments and key order are kept), and the result replaces the file atomically (mode ``0600``) —
+so processes sharing an agent dir never undo each other's changes. Runtime overrides (RPC mode's reset of workflow
 settings) are never persisted and win over files.
 """
 
@@ -318,8 +318,51 @@ def update_settings_file(path: Path, values: Mapping[str, Any]) -> dict[str, Any
         tree = _load_yaml(path)
         for key, value in values.items():
             _assign(tree, key, copy.deepcopy(value))
-        text = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True)
+        text = _rewrite_keeping_comments(path, values, tree)
+        if text is None:
+            text = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True)
         write_private_file(path, text.encode("utf-8"))
         return tree
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _rewrite_keeping_comments(path: Path, values: Mapping[str, Any], expected: dict[str, Any]) -> str | None:
+    """The file's text with ``values`` set and its comments, order and layout kept (ruamel.yaml).
+
+    None when the file is empty or absent (nothing to keep), or when the round-trip text would not
+    read back, through the reader every load uses (PyYAML), exactly as ``expected``: the two
+    libraries follow different YAML versions (``yes`` is a boolean to one and a string to the
+    other), so the caller then writes a plain dump instead, losing comments rather than meaning.
+    """
+    try:
+        original = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    if not original.strip():
+        return None
+    import io
+
+    import yaml
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError as RoundTripError
+
+    editor = YAML(typ="rt")
+    editor.width = 4096  # never fold a long value the user wrote on one line
+    try:
+        document = editor.load(original)
+        if not isinstance(document, dict):
+            return None
+        for key, value in values.items():
+            _assign(document, key, copy.deepcopy(value))
+        out = io.StringIO()
+        editor.dump(document, out)
+    except (RoundTripError, ValueError, TypeError):
+        return None
+    text = out.getvalue()
+    try:
+        if yaml.safe_load(text) != expected:
+            return None
+    except yaml.YAMLError:
+        return None
+    return text
