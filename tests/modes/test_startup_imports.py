@@ -22,7 +22,7 @@ from conftest import PROVIDER_KEY_VARS, Workspace
 
 # Loaded on first use (or by the idle warm-up), never for the first answer.
 LAZY = (
-    "yaml",  # config files parse it when they exist; this workspace has none (models.json)
+    "yaml",  # config files that changed since the last start; this workspace has none (models.json)
     "tempfile",  # session-dir naming and bash output spills import it when they run
     "secrets",
     "importlib.resources",  # the model catalogue is a plain file beside the package
@@ -82,6 +82,11 @@ def _first_answer(tmp_path: Path) -> tuple[dict[str, Any], set[str]]:
         "models": [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096, "reasoning": False}],
     }
     (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    return _spawn(agent, project)
+
+
+def _spawn(agent: Path, project: Path) -> tuple[dict[str, Any], set[str]]:
+    """The first ``get_state`` answer of one ``xcsh --mode rpc`` in ``project`` and what it imported."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS}
     src = str(Path(__file__).resolve().parents[2] / "src")
     env.update(
@@ -119,6 +124,45 @@ def test_the_first_get_state_answer_is_complete_without_loading_what_only_later_
     assert "read" in data["systemPrompt"]
     assert set(NEEDED) <= names, sorted(set(NEEDED) - names)
     assert sorted(name for name in names if name in LAZY) == []
+
+
+MODELS_YML = """providers:
+  fake:
+    baseUrl: http://127.0.0.1:9/v1
+    apiKey: k
+    api: openai-completions
+    models:
+      - id: fake-model
+        contextWindow: 100000
+        maxTokens: 4096
+        reasoning: false
+"""
+
+
+def test_a_start_with_unchanged_yaml_config_files_answers_the_same_without_importing_yaml(
+    tmp_path: Path,
+) -> None:
+    # PyYAML's result for each config file is kept in the agent dir (xcsh/coding/yaml_cache.py)
+    agent, project = tmp_path / "agent", tmp_path / "proj"
+    agent.mkdir()
+    (project / ".xcsh").mkdir(parents=True)
+    (agent / "models.yml").write_text(MODELS_YML)
+    (agent / "config.yml").write_text("followUpMode: all\n")
+    (project / ".xcsh" / "config.yml").write_text("steeringMode: all\n")
+    first, first_names = _spawn(agent, project)
+    second, second_names = _spawn(agent, project)
+    assert "yaml" in first_names and "yaml" not in second_names
+    assert {"xcsh.coding.settings", "xcsh.coding.models_config"} <= second_names
+    for answer in (first, second):
+        assert answer["success"] is True
+        answer["data"].pop("sessionId")
+    assert json.dumps(second, sort_keys=True) == json.dumps(first, sort_keys=True)
+    assert (first["data"]["followUpMode"], first["data"]["steeringMode"]) == ("all", "all")
+    # an edited file is parsed again, and its new content is what the answer shows
+    (agent / "models.yml").write_text(MODELS_YML.replace("contextWindow: 100000", "contextWindow: 200000"))
+    third, third_names = _spawn(agent, project)
+    assert "yaml" in third_names
+    assert third["data"]["model"]["contextWindow"] == 200000
 
 
 @pytest.mark.parametrize("module", LAZY)

@@ -33,6 +33,7 @@ from xcsh.coding.models_config import (
     find_models_file,
     load_models_config,
 )
+from xcsh.coding.yaml_cache import cache_dir_for
 
 __all__ = ["ModelRegistry", "ModelResolutionError", "ModelsConfigError", "format_model_list", "model_key"]
 
@@ -89,7 +90,7 @@ class ModelRegistry:
         """
         values = dict(os.environ if env is None else env)
         path = find_models_file(agent_dir)
-        custom = load_models_config(path) if path is not None else []
+        custom = load_models_config(path, cache_dir=cache_dir_for(agent_dir)) if path is not None else []
         keys = ApiKeys(values, {p.name: p.api_key for p in custom if p.api_key})
         keyless = {p.id for p in builtin_providers() if p.keyless} | {p.name for p in custom if p.keyless}
         return cls(

@@ -35,6 +35,7 @@ import msgspec
 
 from xcsh.ai.catalog import provider_info
 from xcsh.ai.types import EFFORT_LEVELS
+from xcsh.coding.yaml_cache import read_yaml_file
 
 CONFIG_FILE_NAMES = ("models.yml", "models.yaml", "models.json")
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -70,13 +71,19 @@ def find_models_file(agent_dir: Path) -> Path | None:
     return None
 
 
-def load_models_config(path: Path) -> list[CustomProvider]:
-    """Read and validate ``path``; raises :class:`ModelsConfigError` on any problem."""
+def load_models_config(path: Path, *, cache_dir: Path | None = None) -> list[CustomProvider]:
+    """Read and validate ``path``; raises :class:`ModelsConfigError` on any problem.
+
+    A YAML file's parse is kept in ``cache_dir`` while the file is unchanged
+    (:mod:`xcsh.coding.yaml_cache`); JSON is parsed each time.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".json":
+            data = _parse_text(path.read_text(encoding="utf-8"), path)
+        else:
+            data = read_yaml_file(path, lambda text: _parse_text(text, path), cache_dir)
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelsConfigError(f"{path}: cannot read file: {exc}") from exc
-    data = _parse_text(text, path)
     try:
         return parse_models_config(data)
     except _Invalid as exc:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
+from xcsh.coding.yaml_cache import cache_dir_for, read_yaml_file
 
 logger = logging.getLogger(__name__)
 
@@ -147,14 +148,23 @@ def _without(tree: dict[str, Any], prefixes: tuple[str, ...], prefix: str) -> di
     return out
 
 
-def _load_yaml(path: Path) -> dict[str, Any]:
+def _load_yaml(path: Path, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The mapping in ``path`` ({} when absent); with ``cache_dir``, an unchanged file's parse
+    comes from there (:mod:`xcsh.coding.yaml_cache`)."""
     if not path.is_file():
         return {}
-    import yaml
+
+    def parse(text: str) -> Any:
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = read_yaml_file(path, parse, cache_dir)
+    except OSError as exc:
         raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
     if data is None:
         return {}
@@ -174,11 +184,18 @@ class Settings:
     changed only here), so a reader may keep a value derived from settings until it moves.
     """
 
-    def __init__(self, *, user_file: Path | None = None, project_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        user_file: Path | None = None,
+        project_file: Path | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        """``cache_dir``: where unchanged files' parses are kept (:mod:`xcsh.coding.yaml_cache`)."""
         self.user_file = user_file
         self.project_file = project_file
-        self._user = _load_yaml(user_file) if user_file else {}
-        self._project = _load_yaml(project_file) if project_file else {}
+        self._user = _load_yaml(user_file, cache_dir) if user_file else {}
+        self._project = _load_yaml(project_file, cache_dir) if project_file else {}
         self._overrides: dict[str, Any] = {}
         self.version = 0
         # get()'s lookups (where the key was found, its value) since the last change
@@ -188,7 +205,9 @@ class Settings:
     @classmethod
     def load(cls, agent_dir: Path, cwd: Path | None = None) -> Settings:
         project = cwd / ".xcsh" / "config.yml" if cwd is not None else None
-        return cls(user_file=agent_dir / "config.yml", project_file=project)
+        return cls(
+            user_file=agent_dir / "config.yml", project_file=project, cache_dir=cache_dir_for(agent_dir)
+        )
 
     def get(self, key: str, default: Any = None) -> Any:
         if self._found_version != self.version:

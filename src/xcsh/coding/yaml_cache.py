@@ -1,0 +1,157 @@
+"""PyYAML's result for a config file, kept so an unchanged file is not parsed (nor ``yaml`` imported).
+
+Importing ``yaml`` costs a start-up ~6–10 ms (mostly compiling its regular expressions),
+far more than reading a ``models.yml`` or ``config.yml``. :func:`read_yaml_file` therefore
+keeps, per config file, the file's bytes and what PyYAML made of them, encoded with msgspec
+(MessagePack) in the agent directory's ``cache/yaml/``, and returns the kept result while
+the file holds exactly those bytes. PyYAML stays the only YAML reader: a file that changed
+in any way is parsed again. docs/decisions.md ("A cache of parsed YAML config files").
+
+Contract:
+
+- *Key:* the file's whole content, compared byte for byte (the file is read on every call;
+  a config file is small), plus the identity of the installed PyYAML (its ``__init__.py``:
+  path, size, modification time), so an upgrade re-parses. No timestamp of the config
+  file is trusted, so an edit in the same clock tick as a read is still seen.
+- ``parse`` must be a function of the text alone (``yaml.safe_load`` and the caller's error
+  conversion); its result is stored only when it returns.
+- *Exactness:* an entry is stored only when decoding it gives back the same values of the
+  same types in the same order (no dates, sets, NaN, sub-trees shared by a YAML alias,
+  numbers MessagePack cannot hold …); otherwise the file is simply parsed each time.
+- *Many processes:* each config file has its own cache file, replaced atomically (temporary
+  file + rename), so a reader sees a whole old entry, a whole new one, or none. An
+  unreadable, truncated, foreign or stale cache file is ignored (and replaced). Failing to
+  write (a read-only agent dir) is ignored.
+- Reading the config file raises what reading it raises (``OSError``, ``UnicodeDecodeError``).
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import os
+from collections.abc import Callable
+from importlib.machinery import PathFinder
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from xcsh.coding.private_fs import make_private_dirs, open_private, write_fully
+
+FORMAT = 1
+"""Stored in every entry; entries of another format are ignored."""
+
+Parser = tuple[str, int, int]
+"""The installed PyYAML: its ``__init__.py`` path, size and ``st_mtime_ns``."""
+
+
+def cache_dir_for(agent_dir: Path) -> Path:
+    """The agent directory's cache of parsed config files."""
+    return agent_dir / "cache" / "yaml"
+
+
+class _Entry(msgspec.Struct, array_like=True):
+    format: int
+    path: str
+    parser: Parser
+    source: bytes
+    data: Any
+
+
+def cache_file(cache_dir: Path, path: str) -> Path:
+    """Where the entry for the config file at ``path`` (absolute) is kept."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(path))[:40]
+    return cache_dir / f"{binascii.crc32(path.encode('utf-8', 'surrogateescape')):08x}-{name}.msgpack"
+
+
+def read_yaml_file(path: Path, parse: Callable[[str], Any], cache_dir: Path | None) -> Any:
+    """``parse(text of path)``, or the kept result of that call while ``path`` holds the same bytes.
+
+    ``text`` is the file decoded as UTF-8 with universal newlines (as ``Path.read_text``).
+    ``cache_dir`` None: nothing is kept or looked up.
+    """
+    absolute = os.path.abspath(path)
+    with open(absolute, "rb") as handle:
+        raw = handle.read()
+    entry_file = cache_file(cache_dir, absolute) if cache_dir is not None else None
+    parser = _parser() if entry_file is not None else None
+    if entry_file is not None and parser is not None:
+        entry = _lookup(entry_file)
+        if entry is not None and entry.path == absolute and entry.parser == parser and entry.source == raw:
+            return entry.data
+    data = parse(raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+    if entry_file is not None and parser is not None:
+        _store(entry_file, _Entry(FORMAT, absolute, parser, raw, data))
+    return data
+
+
+def _parser() -> Parser | None:
+    """The installed PyYAML's identity, found without importing it (None: not a plain file)."""
+    try:
+        spec = PathFinder.find_spec("yaml")
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return None
+        st = os.stat(origin)
+    except (OSError, ImportError, ValueError):
+        return None
+    return (origin, st.st_size, st.st_mtime_ns)
+
+
+def _lookup(entry_file: Path) -> _Entry | None:
+    try:
+        with open(entry_file, "rb") as handle:
+            blob = handle.read()
+    except OSError:
+        return None
+    try:
+        entry = msgspec.msgpack.decode(blob, type=_Entry)
+    except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
+        return None
+    return entry if entry.format == FORMAT else None
+
+
+def _store(entry_file: Path, entry: _Entry) -> None:
+    try:
+        blob = msgspec.msgpack.encode(entry)
+        back = msgspec.msgpack.decode(blob, type=_Entry)
+    except (msgspec.EncodeError, msgspec.DecodeError, ValueError, TypeError, OverflowError, RecursionError):
+        return
+    if not same_values(entry.data, back.data, set()):
+        return
+    tmp = entry_file.with_name(f".{entry_file.name}.{os.urandom(6).hex()}.tmp")
+    try:
+        make_private_dirs(entry_file.parent)
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except OSError:
+        return
+    try:
+        try:
+            write_fully(fd, blob)
+        finally:
+            os.close(fd)
+        os.replace(tmp, entry_file)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def same_values(original: Any, decoded: Any, seen: set[int]) -> bool:
+    """Whether ``decoded`` has the values and exact types of ``original``, in the same order,
+    and ``original`` shares no container between two places (``seen``: containers met so far)."""
+    if type(original) is not type(decoded):
+        return False
+    if isinstance(original, (dict, list)):
+        if id(original) in seen or len(original) != len(decoded):
+            return False
+        seen.add(id(original))
+        if isinstance(original, dict):
+            return all(
+                same_values(k1, k2, seen) and same_values(v1, v2, seen)
+                for (k1, v1), (k2, v2) in zip(original.items(), decoded.items(), strict=True)
+            )
+        return all(same_values(a, b, seen) for a, b in zip(original, decoded, strict=True))
+    if isinstance(original, float) and original != original:
+        return False
+    return bool(original == decoded)
