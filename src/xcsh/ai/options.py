@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.types import ThinkingLevel
@@ -17,9 +18,8 @@ DEFAULT_THINKING_BUDGETS: dict[str, int] = {
 }
 
 
-@dataclass(slots=True, kw_only=True)
-class StreamOptions:
-    """Per-call options shared by every provider.
+class StreamOptions(msgspec.Struct, kw_only=True):
+    """Per-call options shared by every provider (copy with changes: ``msgspec.structs.replace``).
 
     ``reasoning`` None or "off" means no thinking. ``tool_choice`` is a tool name to force,
     "auto", "none" or "required". ``timeout_s`` bounds connect and each read.
@@ -30,9 +30,9 @@ class StreamOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     reasoning: ThinkingLevel | None = None
-    thinking_budgets: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_THINKING_BUDGETS))
+    thinking_budgets: dict[str, int] = msgspec.field(default_factory=lambda: dict(DEFAULT_THINKING_BUDGETS))
     tool_choice: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
     session_id: str | None = None
     timeout_s: float = 600.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)

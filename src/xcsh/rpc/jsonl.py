@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -179,8 +178,7 @@ def _share_partial(frame: dict[str, Any]) -> dict[str, Any]:
     return shared
 
 
-@dataclass(slots=True, frozen=True)
-class OversizedLine:
+class OversizedLine(msgspec.Struct, frozen=True):
     """Marker for an input line that exceeded the size limit and was discarded."""
 
     size: int

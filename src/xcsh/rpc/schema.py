@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from xcsh.rpc.frames import EVENTS, OTHER_FRAMES, UI_REQUESTS, ErrorResponse
-from xcsh.rpc.protocol import ANSWERS, SPECS, CommandSpec, NoData
+from xcsh.rpc.protocol import SPECS, CommandSpec, NoData, answer_types
 from xcsh.rpc.typeschema import JsonSchema, SchemaBuilder
 
 SCHEMA_ID = "urn:xcsh:rpc-protocol"
@@ -70,7 +70,7 @@ def _document() -> str:
             "control": spec.control,
             "blocking": spec.blocking,
         }
-    answers = [builder.define(t) for t in ANSWERS.values()]
+    answers = [builder.define(t) for t in answer_types().values()]
     events = {name: builder.define(t) for name, t in EVENTS.items()}
     ui = {method: builder.define(t) for method, t in UI_REQUESTS.items()}
     others = {name: builder.define(t) for name, t in OTHER_FRAMES.items()}

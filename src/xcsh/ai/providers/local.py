@@ -8,9 +8,10 @@ schema-constrained output. Nothing happens at import or start-up.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 from pathlib import Path
+
+import msgspec
 
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.local import DEFAULT_MODEL_ID, default_model
@@ -78,5 +79,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     # A fresh loopback connection per request: the embedded server closes kept-alive
     # connections after a few requests, and reusing one it just closed fails the call.
     headers = {**options.headers, "Connection": "close"}
-    local_options = dataclasses.replace(options, api_key=endpoint.api_key, reasoning=None, headers=headers)
+    local_options = msgspec.structs.replace(
+        options, api_key=endpoint.api_key, reasoning=None, headers=headers
+    )
     await openai_completions.run(served, context, local_options, builder)

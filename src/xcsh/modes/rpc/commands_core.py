@@ -13,10 +13,10 @@ from xcsh.ai.types import ImageContent
 from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
 from xcsh.modes.rpc.shapes import cycle_payload, encoded_state
-from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, InstantHandler, RpcServer
+    from xcsh.rpc import commands as c
 
 from xcsh.modes.rpc.server import HANDLED, NO_DATA
 

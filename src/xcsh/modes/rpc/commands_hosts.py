@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.coding import host_ops
 from xcsh.coding.errors import CommandError
-from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
+    from xcsh.rpc import commands as c
 
 
 async def get_commands(server: RpcServer, cmd: c.GetCommandsCommand) -> Any:

@@ -15,10 +15,10 @@ from xcsh.coding.compaction.compactor import compact_now
 from xcsh.coding.retry import abort_retry as cancel_retry
 from xcsh.coding.user_bash import abort_user_bash, run_user_bash
 from xcsh.modes.rpc.server import NO_DATA
-from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
+    from xcsh.rpc import commands as c
 
 
 async def compact(server: RpcServer, cmd: c.CompactCommand) -> Any:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.rpc.server import NO_DATA
 from xcsh.modes.rpc.shapes import stats_payload
-from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
+    from xcsh.rpc import commands as c
 
 
 async def new_session(server: RpcServer, cmd: c.NewSessionCommand) -> Any:

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from xcsh.coding.host_tools import DISCONNECTED_TEXT, host_bridge_of
 from xcsh.coding.host_tools import set_host_tools as set_host_tools_of
 from xcsh.coding.todos import set_todos as set_todos_of
-from xcsh.rpc import commands as c
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import Handler, RpcServer
+    from xcsh.rpc import commands as c
 
 
 async def set_todos(server: RpcServer, cmd: c.SetTodosCommand) -> Any:

@@ -21,7 +21,6 @@ from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.updates import MessageUpdates, slim_update
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
 from xcsh.rpc.protocol import CONTROL_COMMANDS, SPECS, check
-from xcsh.rpc.validation import Invalid
 from xcsh.version import __version__
 
 logger = logging.getLogger(__name__)
@@ -326,7 +325,7 @@ class RpcServer:
         if spec is not None:
             # the one validation point: a handler only ever sees fields of the declared types
             checked = check(spec, frame)
-            if isinstance(checked, Invalid):
+            if not isinstance(checked, dict):  # an Invalid (xcsh.rpc.validation)
                 if checked.with_id or (self.protocol_fixes and cid is not None):
                     self.respond(kind, cid, error=checked.error)
                 else:

@@ -14,7 +14,8 @@ would only delay its first token (docs/performance.md, "Fourth session: first pr
 warm-up waits for the first quiet moment after the run.
 
 The same quiet moment also imports what the first ``get_state`` answer did not need
-(:data:`DEFERRED`: the agent loop, compaction's checks, the built-in tools' implementations;
+(:data:`DEFERRED`: the agent loop, the commands' TypedDicts and their validation, compaction's
+checks, the built-in tools' implementations;
 docs/performance.md, profile 19): one module per turn of the event loop, so a command that
 arrives meanwhile waits for at most one module's import.
 """
@@ -39,6 +40,8 @@ QUIET_S = 0.05
 # imported on first use, or here once the host is quiet (the loop first: a prompt needs it)
 DEFERRED: tuple[str, ...] = (
     "xcsh.agent.loop",
+    "xcsh.rpc.validation",  # a command with fields is checked against its TypedDict
+    "xcsh.rpc.commands",
     "xcsh.coding.compaction.prune",
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.compaction.facts",
