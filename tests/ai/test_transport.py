@@ -289,3 +289,124 @@ async def test_a_compressed_stream_is_decoded_and_a_plain_one_passed_on_as_it_ar
         for expected in ("unzipped", "as sent"):
             message = await asyncio.wait_for(complete(model, context, StreamOptions(api_key="k")), 10)
             assert [b.get("text") for b in message["content"]] == [expected], message.get("errorMessage")
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "openai-responses"])
+async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_the_connection_is_reused(
+    api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message ends at ``[DONE]`` / ``response.completed``, before the chunked body's end is read;
+    the next request on the client waits for that read and goes out on the same connection."""
+    import asyncio
+    import json
+
+    from xcsh.ai import transport
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import complete, stream
+
+    monkeypatch.setattr(transport, "_DRAIN_S", 30.0)  # the rest arrives when the test says so
+    if api == "openai-completions":
+        events = [
+            {"id": "c", "choices": [{"index": 0, "delta": {"content": "held"}}]},
+            {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        ]
+        body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    else:
+        done = {
+            "id": "r",
+            "status": "completed",
+            "output": [],
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        events = [
+            {"type": "response.output_item.added", "item": {"type": "message", "id": "m", "content": []}},
+            {"type": "response.output_text.delta", "delta": "held"},
+            {"type": "response.output_item.done", "item": {"type": "message", "id": "m"}},
+            {"type": "response.completed", "response": done},
+        ]
+        body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    payload = body.encode()
+    release = asyncio.Event()
+    connections = 0
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        for last in (False, True):
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await reader.readexactly(length)
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            writer.write(head + b"%x\r\n%s\r\n" % (len(payload), payload))
+            await writer.drain()
+            if not last:
+                await release.wait()  # the body's end is held back
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    model = wire_model(f"http://127.0.0.1:{port}" + ("/v1" if api.startswith("openai") else ""), api)
+    context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+    async with server:
+        first = stream(model, context, StreamOptions(api_key="k"))
+        message = await asyncio.wait_for(first.result(), 10)  # while the body's end is still held
+        assert [b.get("text") for b in message["content"]] == ["held"], message.get("errorMessage")
+        second = asyncio.ensure_future(complete(model, context, StreamOptions(api_key="k")))
+        await asyncio.sleep(0)
+        release.set()
+        again = await asyncio.wait_for(second, 10)
+        assert [b.get("text") for b in again["content"]] == ["held"], again.get("errorMessage")
+        assert first.task is not None and first.task.done()
+    assert connections == 1
+
+
+async def test_an_abort_while_the_rest_of_a_finished_body_is_read_leaves_the_answer_as_it_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    import json
+
+    from xcsh.ai import transport
+    from xcsh.ai.abort import AbortController
+    from xcsh.ai.options import StreamOptions
+    from xcsh.ai.registry import stream
+
+    monkeypatch.setattr(transport, "_DRAIN_S", 30.0)
+    chunks = [
+        {"id": "c", "choices": [{"index": 0, "delta": {"content": "kept"}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    payload = ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+    closed = asyncio.Event()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        await reader.readexactly(length)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + b"%x\r\n%s\r\n" % (len(payload), payload))
+        await writer.drain()
+        await reader.read()  # the body's end never comes; the client closes the connection
+        closed.set()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    model = wire_model(f"http://127.0.0.1:{port}/v1", "openai-completions")
+    context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+    controller = AbortController()
+    async with server:
+        answered = stream(model, context, StreamOptions(api_key="k", signal=controller.signal))
+        message = await asyncio.wait_for(answered.result(), 10)
+        controller.abort()
+        await asyncio.wait_for(closed.wait(), 10)
+        assert answered.task is not None
+        await asyncio.wait_for(answered.task, 10)
+    assert message["stopReason"] == "stop" and "errorMessage" not in message
+    assert [b.get("text") for b in message["content"]] == ["kept"]

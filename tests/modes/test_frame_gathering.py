@@ -29,7 +29,7 @@ def test_small_frames_of_one_loop_turn_are_written_together_and_a_large_one_keep
         during.append(_readable(out_r))  # gathered, not written yet
         writer.write({"type": "response", "data": big})  # large: what was gathered, then itself
         during.append(_readable(out_r))
-        writer.write({"type": "agent_end"})
+        writer.write({"type": "turn_end"})
         during.append(_readable(out_r))
 
     try:
@@ -49,7 +49,38 @@ def test_small_frames_of_one_loop_turn_are_written_together_and_a_large_one_keep
         b'{"type":"agent_start"}\n{"type":"turn_start"}\n{"type":"response","data":"' + big.encode() + b'"}\n'
     )
     # stop() ends the loop after the current batch: the flush scheduled in it runs in the next turn
-    assert during[2:] == [b"", b""] and after == b'{"type":"agent_end"}\n'
+    assert during[2:] == [b"", b""] and after == b'{"type":"turn_end"}\n'
+
+
+def test_an_agent_end_is_written_at_once_with_the_frames_gathered_before_it() -> None:
+    """The host waits for ``agent_end``: what the session does after a run in the same loop turn
+    (compaction checks, the provider reading the rest of its HTTP answer) must not hold it back."""
+    loop = asyncio.new_event_loop()
+    out_r, out_w = os.pipe()
+    writer = FrameWriter(out_w, loop=loop)
+    during: list[bytes] = []
+
+    def turn() -> None:
+        writer.write({"type": "turn_end"})
+        during.append(_readable(out_r))  # gathered
+        writer.write({"type": "agent_end", "messages": []})
+        during.append(_readable(out_r))  # written with it, before the turn ends
+        writer.write({"type": "auto_compaction_start"})
+        during.append(_readable(out_r))  # gathering goes on after it
+
+    try:
+        loop.call_soon(turn)
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+        after = _readable(out_r)
+    finally:
+        loop.close()
+        os.close(out_r)
+        os.close(out_w)
+    assert during == [b"", b'{"type":"turn_end"}\n{"type":"agent_end","messages":[]}\n', b""]
+    assert after == b'{"type":"auto_compaction_start"}\n'
 
 
 def test_gathered_frames_are_written_by_flush_frames_before_the_process_leaves() -> None:

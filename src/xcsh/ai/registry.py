@@ -67,7 +67,11 @@ async def complete(model: Model, context: Context, options: StreamOptions | None
     s = stream(model, context, options)
     async for _ in s:
         pass
-    return await s.result()
+    result = await s.result()
+    if s.task is not None:
+        # the provider may still be reading the rest of the answer's body (transport.EventStream)
+        await asyncio.wait({s.task})
+    return result
 
 
 async def _drive(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
@@ -95,17 +99,22 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
         await asyncio.wait({work})
     except asyncio.CancelledError:
         work.cancel()
-        builder.fail("", aborted=True)
+        if not builder.stream.ended:
+            builder.fail("", aborted=True)
         raise
     finally:
         if unlink is not None:
             unlink()
+    if builder.stream.ended:
+        # over before the provider returned (it reads the rest of the body after ending the
+        # message): an abort or failure since concerns the connection, not the answer
+        if not work.cancelled():
+            work.exception()  # retrieved: not logged as never retrieved
+        return
     if interrupted:
         builder.fail("", aborted=True)
         return
     failure = work.exception() if not work.cancelled() else asyncio.CancelledError()
-    if builder.stream.ended:
-        return
     if failure is None:
         builder.finish()
     elif signal is not None and signal.aborted:

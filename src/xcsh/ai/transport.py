@@ -177,11 +177,14 @@ class PooledClient:
     library's request building); a parsed ``URL`` is taken as it is, with the same merging.
     """
 
-    __slots__ = ("client", "urls")
+    __slots__ = ("client", "settling", "urls")
 
     def __init__(self, client: httpx2.AsyncClient) -> None:
         self.client = client
         self.urls: dict[tuple[str, str], httpx2.URL] = {}
+        # set while a finished answer's rest is read (EventStream): the next request waits for
+        # it, so the connection is back in the pool and reused rather than a second one opened
+        self.settling: asyncio.Future[None] | None = None
 
     def url(self, base: str, path: str) -> httpx2.URL:
         """The parsed URL of ``path`` under ``base`` (see :func:`endpoint_url`)."""
@@ -240,6 +243,8 @@ async def open_stream(
     import httpx2
 
     pooled = pooled_client(vendor, model, options)
+    if pooled.settling is not None:
+        await asyncio.wait({pooled.settling})
     client = pooled.client
     request = client.build_request("POST", pooled.url(base_url(vendor, model), path), content=body)
     try:
@@ -258,32 +263,48 @@ async def open_stream(
         finally:
             await response.aclose()
         raise _status_error(vendor, response)
-    return EventStream(vendor, response)
+    return EventStream(vendor, response, pooled)
 
 
 class EventStream:
     """The decoded ``data`` of each server-sent event of one streamed answer, as an async iterator.
 
-    OpenAI wires: ends at ``data: [DONE]`` (reading what is left briefly, so the connection
-    can be reused) and raises :class:`APIError` for a chunk carrying ``error``. Anthropic:
-    skips ``ping`` and unnamed events and raises :class:`APIStatusError` (status 200) for an
-    ``error`` event.
+    OpenAI wires: ends at ``data: [DONE]`` (marking the answer :meth:`complete`) and raises
+    :class:`APIError` for a chunk carrying ``error``. Anthropic: skips ``ping`` and unnamed
+    events and raises :class:`APIStatusError` (status 200) for an ``error`` event.
+
+    Leaving ``async with`` normally after the answer is complete reads what is left of the body
+    (briefly), so the connection is reused: a response closed before its body ends takes its
+    connection with it, and the next request would open a new one (for https, with a new TLS
+    handshake). That read comes after one turn of the event loop, so a provider that ends its
+    message first lets the agent take the answer (and the host hear of it) before it; the
+    pooled client's next request waits for it (:attr:`PooledClient.settling`).
     """
 
-    def __init__(self, vendor: Vendor, response: httpx2.Response) -> None:
+    def __init__(self, vendor: Vendor, response: httpx2.Response, pooled: PooledClient | None = None) -> None:
         self.vendor = vendor
         self.response = response
+        self._pooled = pooled
         self._chunks: AsyncIterator[bytes] | None = None
         self._events: AsyncGenerator[Any, None] | None = None
+        self._complete = False
 
-    async def finish(self) -> None:
-        """Read what is left of an answer that is complete (briefly), so its connection is reused.
+    def complete(self) -> None:
+        """The answer is over: leaving ``async with`` normally reads the rest of the body first."""
+        self._complete = True
 
-        A response closed before its body ends takes its connection with it: the next request
-        would open a new one (and, for https, repeat the TLS handshake).
-        """
-        if self._chunks is not None:
-            await _drain(self._chunks)
+    async def _settle(self, chunks: AsyncIterator[bytes]) -> None:
+        pooled = self._pooled
+        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if pooled is not None:
+            pooled.settling = settled
+        try:
+            await asyncio.sleep(0)  # whoever waits for the finished answer runs first
+            await _drain(chunks)
+        finally:
+            settled.set_result(None)
+            if pooled is not None and pooled.settling is settled:
+                pooled.settling = None
 
     async def __aenter__(self) -> EventStream:
         return self
@@ -294,6 +315,8 @@ class EventStream:
         # the stream's generators are closed here, at once: one left to the garbage collector is
         # closed by the loop's finaliser hook instead (a thread-safe wake-up and a task per answer)
         try:
+            if kind is None and self._complete and self._chunks is not None:
+                await self._settle(self._chunks)
             if self._events is not None:
                 await self._events.aclose()
             if isinstance(self._chunks, AsyncGenerator):
@@ -315,7 +338,7 @@ class EventStream:
                 async for name, data in events:
                     del name
                     if data.startswith("[DONE]"):
-                        await _drain(chunks)
+                        self.complete()
                         return
                     value = decode_json(data)
                     if isinstance(value, dict) and value.get("error"):

@@ -239,13 +239,15 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                 reason = choice.get("finish_reason")
                 if reason:
                     finish = reason
+        # the message ends before leaving the block, which then reads the rest of the body
+        if finish is not None:
+            mapped = _FINISH.get(finish)
+            if mapped is None:
+                builder.fail(f"Provider finish_reason: {finish}")
+            else:
+                builder.finish(mapped)
     if finish is None:
         raise ConnectionError("Connection error: stream ended before the response was complete")
-    mapped = _FINISH.get(finish)
-    if mapped is None:
-        builder.fail(f"Provider finish_reason: {finish}")
-        return
-    builder.finish(mapped)
 
 
 def _reasoning_text(delta: dict[str, Any]) -> str | None:

@@ -403,9 +403,9 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
             await builder.pace()
             reducer.feed(event)
             if reducer.done:
-                # the rest of the body first: the connection is back in the pool before the
-                # caller learns the answer is over (and may send the next request)
-                await events.finish()
+                # the message ends first; leaving the block then reads the rest of the body (the
+                # connection goes back to the pool; the next request on it waits for that)
+                events.complete()
                 reducer.end()
                 return
     raise ConnectionError("Connection error: stream ended before response.completed")

@@ -165,6 +165,10 @@ def flush_frames() -> None:
         writer.flush()
 
 
+def _ends_run(frame: Any) -> bool:
+    return type(frame) is dict and frame.get("type") == "agent_end"
+
+
 class FrameWriter:
     """The only writer of frames: each frame is encoded and written whole, in call order.
 
@@ -178,7 +182,10 @@ class FrameWriter:
     it once. A frame of :data:`GATHER_FRAME_MAX` bytes or more (a ``get_state`` answer, a long
     partial message), a frame from another thread, or a gathering grown past
     :data:`GATHER_MAX` writes what was gathered and itself at once, so order is kept and
-    nothing is held without bound. Call :meth:`flush` before leaving the process.
+    nothing is held without bound. An ``agent_end`` is written at once with what was gathered
+    before it: the host waits for it, and what the session does after a run (the compaction
+    checks, the provider reading the rest of the HTTP answer) must not delay it. Call
+    :meth:`flush` before leaving the process.
     """
 
     def __init__(
@@ -218,7 +225,7 @@ class FrameWriter:
             gathered = self._gathered
             if self._loop is not None and len(buffer) < GATHER_FRAME_MAX and self._on_loop():
                 gathered += buffer
-                if len(gathered) < GATHER_MAX:
+                if len(gathered) < GATHER_MAX and not _ends_run(frame):
                     if self._flush_soon is None:
                         self._flush_soon = self._loop.call_soon(self.flush)
                     return
