@@ -41,6 +41,7 @@ LAZY = (
     "xcsh.rpc.commands",  # the requests' TypedDicts: the first command with fields is checked
     "xcsh.rpc.validation",
     "dataclasses",  # value classes on the path are msgspec Structs
+    "json",  # frames decode with msgspec (json.loads only for what msgspec refuses); sessions write with it
     "xcsh.coding.extensions.api",  # the extension machinery: only for a session with extensions
     "xcsh.coding.extensions.runner",
     # the built-in tools' code: their definitions are in tools/defs_*.py

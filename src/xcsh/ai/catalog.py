@@ -12,7 +12,6 @@ custom models included; the coding layer's registry honours that.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -48,7 +47,7 @@ def _load() -> tuple[tuple[ProviderInfo, ...], tuple[Model, ...]]:
         from importlib import resources
 
         raw = resources.files("xcsh.ai").joinpath("data", "models.json").read_text(encoding="utf-8")
-    data = json.loads(raw)
+    data = msgspec.json.decode(raw)  # our own file: msgspec gives what json.loads would
     providers = tuple(
         ProviderInfo(
             id=p["id"],

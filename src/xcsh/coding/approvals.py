@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -109,6 +108,8 @@ def _clip(lines: list[str]) -> str:
 
 def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]:
     """The dialog's title and message: the command, the new content, or a diff of the edits."""
+    import json  # an approval dialog only
+
     title = f"Allow {tool_name}?"
     if isinstance(args.get("command"), str):
         return title, f"$ {args['command']}"
@@ -133,6 +134,8 @@ def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]
 
 def _edit_lines(edit: dict[str, Any], name: str) -> list[str]:
     """One edit as diff lines: replace-mode old/new text, or a hashline edit's location and lines."""
+    import json
+
     if any(k in edit for k in ("old_text", "oldText", "new_text", "newText")):
         import difflib  # only when a call is put to the user
 

@@ -27,7 +27,6 @@ raises :class:`ModelsConfigError` naming the file and the offending field.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +91,16 @@ def load_models_config(path: Path, *, cache_dir: Path | None = None) -> list[Cus
 
 def _parse_text(text: str, path: Path) -> Any:
     if path.suffix == ".json":
+        if not text.strip():
+            return None
+        try:  # msgspec gives what json.loads gives; json.loads for what it refuses, and for the error text
+            return msgspec.json.decode(text)
+        except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
+            pass
+        import json
+
         try:
-            return json.loads(text) if text.strip() else None
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise ModelsConfigError(
                 f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"

@@ -22,7 +22,6 @@ failed in this conversation.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -153,6 +152,8 @@ def _rename_hint(request: str, run: list[AgentMessage]) -> str:
     found = _RENAME.search(request)
     if not found:
         return ""
+    import json  # a small model's rename only
+
     old, new = found.groups()
     word = re.compile(rf"\b{re.escape(old)}\b")
     edits: list[dict[str, str]] = []

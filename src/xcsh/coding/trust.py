@@ -20,7 +20,6 @@ ask the user themselves and pass ``--trust``.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -109,6 +108,8 @@ class TrustStore:
         self.path = agent_dir / STORE_NAME
 
     def _read(self) -> dict[str, Any]:
+        import json  # only where a trust store exists
+
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -124,6 +125,8 @@ class TrustStore:
 
     def grant(self, project: Path) -> str:
         """Trust ``project`` as it is now (read-modify-write under a lock); returns the hash."""
+        import json
+
         make_private_dirs(self.path.parent)
         fd = open_private(self.path.with_name(STORE_NAME + ".lock"), os.O_RDWR | os.O_CREAT)
         try:

@@ -6,7 +6,6 @@ inside JSON strings. A trailing ``\\r`` is tolerated on input.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -46,6 +45,8 @@ def encode_json(obj: Any) -> bytes:
 
 
 def _encode_slow(obj: Any) -> bytes:
+    import json  # the rare path: not paid by a start-up
+
     def default(value: Any) -> Any:
         if isinstance(value, msgspec.Raw):
             return json.loads(bytes(value))
@@ -233,6 +234,24 @@ class LineSplitter:
             line = bytes(self._buffer)
             self._buffer.clear()
             yield line
+
+
+def decode_frame(text: str) -> Any:
+    """The JSON value of one inbound line exactly as ``json.loads`` gives it, errors included.
+
+    msgspec decodes what it can (the same values: correctly rounded floats, the last of
+    duplicate keys in the first one's place, the same integer digit limit); anything it
+    refuses — NaN/Infinity literals, ``1e400``, a lone surrogate escape, bad JSON, too deep —
+    goes to ``json.loads``, which gives its value or raises its error (``JSONDecodeError``
+    with its text, ``RecursionError``, ``ValueError`` for too many digits). So the standard
+    library's JSON module is imported only when a line needs it, not to answer valid frames.
+    """
+    try:
+        return msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):  # the last: a lone surrogate
+        import json
+
+        return json.loads(text)
 
 
 def decode_line(line: bytes) -> str | None:

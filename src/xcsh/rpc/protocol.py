@@ -17,7 +17,6 @@ fuzzing) all read this table; they fail until steps 3–4 are done.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +74,8 @@ class CommandSpec(msgspec.Struct, frozen=True):
 
 def _js(value: Any) -> str:
     """``value`` as JavaScript's ``String()`` shows it in a template string."""
+    import json  # an error text only
+
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -8,7 +8,6 @@ through unchanged.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -319,6 +318,8 @@ def prepare_for_persistence(entry: SessionEntry, blobs: BlobStore | None = None)
 
 
 def _dumps(obj: Any) -> str:
+    import json  # with the first entry written, not at start-up
+
     line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     try:
         line.encode("utf-8")
@@ -335,6 +336,8 @@ def serialize_entry(entry: SessionEntry | SessionHeader, blobs: BlobStore | None
 
 def parse_line(line: str | bytes) -> dict[str, Any] | None:
     """The JSON object on ``line``, or None when the line is blank, invalid, or not an object."""
+    import json  # with the first session read, not at start-up
+
     try:
         text = line.decode("utf-8") if isinstance(line, bytes) else line
         if not text.strip():

@@ -9,7 +9,6 @@ writing.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,6 +31,8 @@ def frame_check_from_env(env: Mapping[str, str]) -> FrameCheck | None:
         problems = checker.violations(frame)
         if not problems:
             return
+        import json  # a violation only
+
         shown = json.dumps(frame, ensure_ascii=False, default=repr)[:2000]
         text = (
             "".join(f"outbound frame violates the protocol: {p}\n" for p in problems) + f"  frame: {shown}\n"

@@ -11,7 +11,6 @@ This module is the single place where exceptions become responses.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
@@ -19,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc.updates import MessageUpdates, slim_update
-from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line
+from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_frame, decode_line
 from xcsh.rpc.protocol import CONTROL_COMMANDS, SPECS, check
 from xcsh.version import __version__
 
@@ -230,8 +229,12 @@ class RpcServer:
         if text is None:
             return
         try:
-            frame = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+            frame = decode_frame(text)
+        except (ValueError, RecursionError) as exc:
+            import json  # already loaded: only decode_frame's json.loads fallback raises
+
+            if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError):
+                raise
             detail = str(exc)
             self._enqueue(lambda: self._async(self.parse_error, detail))
             return
@@ -311,6 +314,8 @@ class RpcServer:
                 unknown = {"type": "response", "success": False, "error": "Unknown command: undefined"}
             else:
                 # JSON.stringify keeps a null command; String(null) is "null"
+                import json  # an odd frame only
+
                 shown = kind if isinstance(kind, str) else json.dumps(kind)
                 unknown = {
                     "type": "response",

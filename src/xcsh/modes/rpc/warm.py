@@ -42,6 +42,7 @@ DEFERRED: tuple[str, ...] = (
     "xcsh.agent.loop",
     "xcsh.rpc.validation",  # a command with fields is checked against its TypedDict
     "xcsh.rpc.commands",
+    "json",  # session lines are written with it (inbound frames need it only when msgspec refuses one)
     "xcsh.coding.compaction.prune",
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.compaction.facts",

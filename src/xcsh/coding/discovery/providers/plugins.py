@@ -8,7 +8,6 @@ A plugin's name is the ``name`` of its ``.xcsh-plugin/plugin.json`` (or
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import msgspec
@@ -21,6 +20,8 @@ MANIFESTS = (Path(".xcsh-plugin") / "plugin.json", Path(".claude-plugin") / "plu
 
 def plugin_name(root: Path) -> str:
     """The manifest's ``name``, else the folder name."""
+    import json  # only for --plugin-dir folders
+
     for manifest in MANIFESTS:
         try:
             data = json.loads((root / manifest).read_text(encoding="utf-8"))
