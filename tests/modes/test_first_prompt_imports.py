@@ -34,6 +34,10 @@ LATER = (
     "xcsh.coding.tools.kernel",
     "xcsh.coding.subagents.child",
     "xcsh.ai.errors",  # error classification: on an error
+    "xcsh.agent.tool_calls",  # tool execution: once an answer is in
+    "xcsh.agent.validation",
+    "xcsh.ai.partial_json",  # partial JSON of streamed tool arguments: on the first tool call
+    "jiter",
     "xcsh.coding.compaction.prune",  # compaction's checks: once the answer is over
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.bash.session",  # the host's bash command

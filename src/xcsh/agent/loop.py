@@ -19,24 +19,19 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
-from xcsh.agent.tool_calls import (
-    INTENT_FIELD,
-    AfterToolCall,
-    BeforeToolCall,
-    ToolRunContext,
-    execute_tool_calls,
-    synthesize_failed_results,
-)
-from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
+from xcsh.agent.types import INTENT_FIELD, AgentEvent, AgentMessage, AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.builder import ABORTED_MESSAGE, empty_assistant_message
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.stream import AssistantMessageStream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, ToolCall, ToolResultMessage
+
+if TYPE_CHECKING:
+    from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall, ToolRunContext
 
 StreamFn = Callable[[Model, Context, StreamOptions], AssistantMessageStream]
 
@@ -119,6 +114,10 @@ async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortS
                 emit({"type": "message_end", "message": message})
             pending = []
             assistant = await _stream_assistant(hooks, signal, forced_choice)
+            # tool execution loads once a first answer is in, not before the first request
+            # (docs/performance.md, "Fifth session: immediate prompt")
+            from xcsh.agent.tool_calls import execute_tool_calls, synthesize_failed_results
+
             forced_choice = None
             added.append(assistant)
             ctx = _tool_context(hooks, signal, added)
@@ -171,6 +170,8 @@ def _track_failures(
 
 
 def _tool_context(hooks: LoopHooks, signal: AbortSignal, added: list[AgentMessage]) -> ToolRunContext:
+    from xcsh.agent.tool_calls import ToolRunContext
+
     def on_result(message: ToolResultMessage) -> None:
         hooks.messages.append(message)
         added.append(message)

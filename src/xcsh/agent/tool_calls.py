@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from xcsh.agent.types import (
+    INTENT_FIELD,
     AgentEvent,
     AgentMessage,
     AgentTool,
@@ -29,7 +30,6 @@ from xcsh.ai.abort import AbortController, AbortSignal, linked_controller
 from xcsh.ai.types import AssistantMessage, ToolCall, ToolResultMessage
 
 SKIPPED_TEXT = "Skipped due to queued user message."
-INTENT_FIELD = "_i"
 
 BeforeToolCall = Callable[[ToolCall, dict[str, Any]], Awaitable[str | None]]
 AfterToolCall = Callable[[ToolCall, AgentToolResult, bool], Awaitable[AgentToolResult | None]]

@@ -165,6 +165,10 @@ class AgentTool(msgspec.Struct, kw_only=True):
     meta: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+# The argument the loop adds to each tool's schema when intent tracing is on (the model says
+# why it calls the tool); tool execution takes it out again before the tool sees its arguments.
+INTENT_FIELD = "_i"
+
 QueueMode = Literal["all", "one-at-a-time"]
 InterruptMode = Literal["immediate", "wait"]
 

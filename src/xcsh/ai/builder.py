@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.ai.cost import apply_cost
-from xcsh.ai.partial_json import PartialJsonObject, parse_partial_json
 from xcsh.ai.stream import AssistantMessageStream
 from xcsh.ai.types import (
     AssistantContent,
@@ -27,6 +26,9 @@ from xcsh.ai.types import (
     Usage,
     zero_usage,
 )
+
+if TYPE_CHECKING:
+    from xcsh.ai.partial_json import PartialJsonObject
 
 ABORTED_MESSAGE = "Request was aborted"
 _BACKLOG = 8  # queued events before a provider yields to the consumer (see ``pace``)
@@ -223,7 +225,7 @@ class MessageBuilder:
         if thought_signature:
             block["thoughtSignature"] = thought_signature
         index = self._open_block(block)
-        self._arguments = PartialJsonObject()
+        self._arguments = _new_arguments()
         self.stream.push({"type": "toolcall_start", "contentIndex": index, "partial": self.snapshot()})
 
     def tool_arguments(self, delta: str) -> None:
@@ -233,7 +235,7 @@ class MessageBuilder:
         call = cast(ToolCall, block)
         call["partialJson"] = call.get("partialJson", "") + delta
         if self._arguments is None:
-            self._arguments = PartialJsonObject()
+            self._arguments = _new_arguments()
             self._arguments.feed(call["partialJson"][: -len(delta)])
         call["arguments"] = self._arguments.feed(delta)
         self.stream.push(
@@ -328,11 +330,26 @@ class MessageBuilder:
         return self.message
 
 
+def _new_arguments() -> PartialJsonObject:
+    """An incremental parser for one tool call's arguments.
+
+    The partial-JSON module (with ``jiter``, a compiled extension) loads with the first tool
+    call rather than with the builder: an answer of plain text never needs it, and the first
+    request of a process goes out only after the builder is imported (docs/performance.md,
+    "Fifth session: immediate prompt"). The RPC mode's idle warm-up imports it beforehand.
+    """
+    from xcsh.ai.partial_json import PartialJsonObject
+
+    return PartialJsonObject()
+
+
 def _parse_arguments(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
+        from xcsh.ai.partial_json import parse_partial_json
+
         return parse_partial_json(raw)
     return value if isinstance(value, dict) else {}

@@ -6,16 +6,21 @@ API does not accept (see ``ModelSampling``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Model
 
 
-@dataclass(frozen=True, slots=True)
-class Sampling:
-    """Resolved sampling settings; None means "the server's default" (the field is not sent)."""
+class Sampling(msgspec.Struct, frozen=True, kw_only=True):
+    """Resolved sampling settings; None means "the server's default" (the field is not sent).
+
+    A ``msgspec.Struct`` rather than a dataclass: a dataclass is built when its module is
+    imported (~0.8 ms), and this module loads with the first request (docs/performance.md,
+    "Fifth session: immediate prompt").
+    """
 
     temperature: float | None = None
     top_p: float | None = None
