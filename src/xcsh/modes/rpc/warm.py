@@ -37,15 +37,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 QUIET_S = 0.05
-# imported on first use, or here once the host is quiet (the loop first: a prompt needs it;
-# then what the first tool call needs: its execution and the partial JSON of its arguments)
+# imported on first use, or here once the host is quiet (what a prompt needs first, then what
+# its first tool call needs: tool execution and the partial JSON of the call's arguments)
 DEFERRED: tuple[str, ...] = (
     "xcsh.agent.loop",
-    "xcsh.agent.tool_calls",
-    "xcsh.ai.partial_json",
     "xcsh.rpc.validation",  # a command with fields is checked against its TypedDict
     "xcsh.rpc.commands",
     "json",  # session lines are written with it (inbound frames need it only when msgspec refuses one)
+    "xcsh.agent.tool_calls",
+    "xcsh.ai.partial_json",
     "xcsh.coding.compaction.prune",
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.compaction.facts",
