@@ -322,3 +322,45 @@ async def test_a_session_file_that_cannot_be_written_fails_the_compaction_with_a
     # pruning went ahead in memory even though the file could not be rewritten
     assert len([m for m in session.messages if "prunedAt" in m]) == 2
     session.store.close()
+
+
+SMALL_MODEL = "      - id: fake-small\n        reasoning: false\n        contextWindow: 70000\n        maxTokens: 4096\n"
+
+
+@pytest.mark.parametrize("change", ["nothing", "threshold setting", "model", "reply replaced"])
+async def test_a_quiet_check_after_a_run_is_reused_before_the_next_prompt_only_while_nothing_it_reads_changed(
+    tmp_path: Path, fake_llm: FakeLLM, change: str
+) -> None:
+    """The after-run check found nothing to do; the pre-prompt check of the same reply is skipped
+    only while the context, the settings and the model are what that check saw (any change makes
+    it run, and here compact)."""
+    session = fake_session(tmp_path, fake_llm.base_url, extra_models=SMALL_MODEL)
+    try:
+        events = record(session)
+        fake_llm.script(script.text("first", usage=(60000, 10)))  # under the threshold of 128 000
+        await run_prompt(session, "work?")
+        assert compaction_events(events) == []
+        if change == "threshold setting":
+            session.settings.override("compaction.thresholdTokens", 50000)
+        elif change == "model":
+            session.set_model("fake", "fake-small")  # 60 000 is over this window's threshold
+        elif change == "reply replaced":
+            index = len(session.messages) - 1
+            reply = session.messages[index]
+            usage = {**reply["usage"], "input": BIG[0], "totalTokens": sum(BIG)}
+            session.replace_messages({index: {**reply, "usage": usage}})
+        del events[:]
+        if change == "nothing":
+            fake_llm.script(script.text("next answer"))
+        else:
+            fake_llm.script(script.text("PREFIX"), script.text("SHORT"), script.text("next answer"))
+        await run_prompt(session, "next?")
+        types = [e["type"] for e in events]
+        if change == "nothing":
+            assert compaction_events(events) == [] and types[0] == "agent_start"
+        else:
+            assert types[:3] == ["auto_compaction_start", "auto_compaction_end", "agent_start"], change
+            assert events[1]["result"]["shortSummary"] == "SHORT"
+        assert fake_llm.remaining == 0
+    finally:
+        session.shutdown()

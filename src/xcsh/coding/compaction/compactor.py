@@ -92,6 +92,9 @@ class Compactor:
         self._session = session
         self._pause = CancellableSleep(sleep)
         self._controller: AbortController | None = None
+        # what the last after-run check saw when it found nothing to do (see _checked_quiet)
+        self._quiet: tuple[Any, ...] | None = None
+        self._pruned_nothing = False
 
     # ---- settings ------------------------------------------------------------------------
     @property
@@ -226,6 +229,7 @@ class Compactor:
         session = self._session
         context = list(session.messages)
         plan = plan_pruning(context, self._prune_settings())
+        self._pruned_nothing = not plan.outputs
         if not plan.outputs:
             return
         try:
@@ -245,6 +249,34 @@ class Compactor:
         if plan.outputs:
             logger.info("pruned %d tool outputs (~%d tokens)", len(plan.outputs), plan.tokens_saved)
 
+    def _inputs(self, message: AgentMessage, context: Sequence[AgentMessage]) -> tuple[Any, ...]:
+        """Everything the checks of ``message`` read: the live context (its messages, compared
+        by identity first), the settings and their version, and the model's fields they use."""
+        session = self._session
+        model = session.model
+        settings = session.settings
+        return (
+            message,
+            tuple(context),
+            settings,
+            settings.version,
+            model.get("provider"),
+            model.get("id"),
+            model.get("contextWindow"),
+        )
+
+    def _checked_quiet(self, message: AgentMessage, context: Sequence[AgentMessage]) -> bool:
+        """Whether the last after-run check already found nothing to do for exactly these inputs.
+
+        The checks (overflow, pruning, the threshold) are pure functions of their inputs, so the
+        pre-prompt check that follows a quiet after-run check with nothing changed in between
+        (the usual next prompt) would find nothing either; it is skipped.
+        """
+        quiet = self._quiet
+        if quiet is None or quiet[0] is not message:
+            return False
+        return quiet == self._inputs(message, context)
+
     def _over_threshold(self, message: AgentMessage) -> bool:
         """Prune, then compare the reply's context size, less what pruning saved since, with the threshold."""
         usage = message.get("usage")
@@ -260,6 +292,7 @@ class Compactor:
     async def after_run(self, added: list[AgentMessage]) -> RunAction | None:
         """After-run hook: overflow recovery or threshold compaction, then the continuation."""
         session = self._session
+        self._quiet = None
         message = last_assistant(added)
         if message is None:
             return None
@@ -271,11 +304,12 @@ class Compactor:
             if not await self._pause(OVERFLOW_RETRY_DELAY_S):
                 return None
             return RunAction("continue")
-        if (
-            not self.auto_enabled
-            or message.get("stopReason") == "aborted"
-            or not self._over_threshold(message)
-        ):
+        if not self.auto_enabled or message.get("stopReason") == "aborted":
+            return None
+        self._pruned_nothing = False
+        if not self._over_threshold(message):
+            if self._pruned_nothing:
+                self._quiet = self._inputs(message, session.messages)
             return None
         if await self._auto("threshold", will_retry=False) is None:
             return None
@@ -295,7 +329,9 @@ class Compactor:
         session = self._session
         context = list(session.messages)
         message = last_assistant(context)
-        if message is None or _is_before_compaction(message, context):
+        if message is None or self._checked_quiet(message, context):
+            return
+        if _is_before_compaction(message, context):
             return
         if self._overflowed(message):
             session.truncate_context_at(message)
