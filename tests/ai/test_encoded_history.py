@@ -140,3 +140,73 @@ def test_a_message_msgspec_cannot_encode_takes_the_standard_library_path_whole(w
         sent = payload({"systemPrompt": "sys", "messages": history})
         assert b"\\ud800" in sent and b'", "' in sent  # json.dumps: escaped, spaced separators
         history = [*history, _assistant("a1"), _user("q2")]
+
+
+def _tool(name: str, description: str = "does things") -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": description,
+        "parameters": {"type": "object", "properties": {"path": {"type": "string", "minLength": 1.5}}},
+    }
+
+
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
+def test_the_tool_definitions_are_converted_and_encoded_once_per_list_and_the_body_keeps_its_bytes(
+    wire: str,
+) -> None:
+    payload, body, _cache = _wires()[wire]
+    tools_cache = {
+        "chat": openai_completions._TOOLS,
+        "anthropic": anthropic_messages._TOOLS,
+        "responses": openai_responses._TOOLS,
+    }[wire]
+    read, write = _tool("read", 'reads "files" \u00e9'), _tool("write")
+    history: list[Any] = [_user("question 0")]
+    converted: list[Any] = []
+    for tools in ([read, write], [read, write], [read], [read, _tool("write", "writes")], [read, write]):
+        context: Any = {"systemPrompt": "sys", "messages": history, "tools": list(tools)}
+        sent = payload(context)
+        whole = body(context)
+        assert sent == encode_body(whole)  # the same bytes as encoding the whole body
+        names = [t["name"].encode() for t in tools]
+        assert all(sent.count(b'"' + name + b'"') == 1 for name in names)
+        assert (b'"writes"' in sent) == (tools[-1]["description"] == "writes")
+        again = body(context)["tools"]
+        assert again is whole["tools"]  # the same objects: converted once for this list
+        converted.append(whole["tools"])
+    assert converted[0] is converted[1]  # an equal list of the same tools is not converted again
+    assert converted[2] is not converted[1] and converted[4] is not converted[3]
+    # the payload carries the stored JSON text (a marker put in its place shows up)
+    tools_cache._raw = msgspec.Raw(b'["marker"]')
+    assert payload({"messages": history, "tools": [read, write]}).count(b'["marker"]') == 1
+
+
+def test_the_loop_hands_over_the_same_tool_definitions_until_a_tool_or_its_fields_change() -> None:
+    from xcsh.agent.loop import _Definitions, llm_tool
+    from xcsh.agent.types import AgentTool
+
+    async def run(_id: str, _args: dict[str, Any], _signal: Any, _update: Any) -> Any:
+        return {"content": []}
+
+    read = AgentTool(name="read", description="reads", parameters=_tool("read")["parameters"], execute=run)
+    write = AgentTool(
+        name="write", description="writes", parameters=_tool("write")["parameters"], execute=run
+    )
+    definitions = _Definitions()
+    first = definitions([read, write], True)
+    assert first == [llm_tool(read, True), llm_tool(write, True)]
+    second = definitions([read, write], True)
+    assert second == first and all(a is b for a, b in zip(first, second, strict=True))
+    for change in (
+        lambda: definitions([read, write], False),
+        lambda: definitions([write, read], True),
+        lambda: definitions([read], True),
+    ):
+        changed = change()
+        assert changed is not first and not all(a is b for a, b in zip(changed, first, strict=False))
+        first = definitions([read, write], True)
+    write.description = "writes files"  # a field changed on the same tool object
+    changed = definitions([read, write], True)
+    assert changed[1] == llm_tool(write, True) and changed[1] is not first[1]
+    write.parameters = {"type": "object", "properties": {}}
+    assert definitions([read, write], True)[1] == llm_tool(write, True)

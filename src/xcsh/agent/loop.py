@@ -19,6 +19,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable
+from operator import is_
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
@@ -83,6 +84,31 @@ def llm_tool(tool: AgentTool, intent_tracing: bool) -> Tool:
         params["properties"] = {INTENT_FIELD: INTENT_SCHEMA, **(params.get("properties") or {})}
         params["required"] = [INTENT_FIELD, *[r for r in params.get("required") or [] if r != INTENT_FIELD]]
     return {"name": tool.name, "description": tool.description, "parameters": params}
+
+
+class _Definitions:
+    """:func:`llm_tool` over the agent's tools, the same definition objects again while neither a
+    tool nor any field :func:`llm_tool` reads has changed (by identity), so the providers can keep
+    their converted and encoded form (``xcsh.ai.tool_defs``). The latest list only."""
+
+    __slots__ = ("_defs", "_key")
+
+    def __init__(self) -> None:
+        self._key: list[Any] = []
+        self._defs: list[Tool] = []
+
+    def __call__(self, tools: list[AgentTool], tracing: bool) -> list[Tool]:
+        key: list[Any] = [tracing]
+        for tool in tools:
+            key += (tool, tool.name, tool.description, tool.parameters)
+        if len(key) == len(self._key) and all(map(is_, key, self._key)):
+            return list(self._defs)
+        self._key = key
+        self._defs = [llm_tool(tool, tracing) for tool in tools]
+        return list(self._defs)
+
+
+_definitions = _Definitions()
 
 
 async def run_loop(hooks: LoopHooks, initial: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
@@ -198,7 +224,7 @@ async def _stream_assistant(
     }
     if tools:
         tracing = hooks.intent_tracing(model)
-        context["tools"] = [llm_tool(t, tracing) for t in tools]
+        context["tools"] = _definitions(tools, tracing)
     options = hooks.make_options(model, signal)
     choice = hooks.take_tool_choice() or forced_choice
     if choice:

@@ -20,6 +20,7 @@ from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
+from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import APIStatusError, as_object, open_stream
 from xcsh.ai.types import (
@@ -29,6 +30,7 @@ from xcsh.ai.types import (
     Model,
     StopReason,
     ThinkingLevel,
+    Tool,
     ToolResultMessage,
     UserContent,
 )
@@ -233,6 +235,17 @@ def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions) 
         body["output_config"] = {"effort": effort}
 
 
+def _tool(tool: Tool) -> dict[str, Any]:
+    return {
+        "name": tool["name"],
+        "description": tool["description"],
+        "input_schema": _input_schema(tool["parameters"]),
+    }
+
+
+_TOOLS: ToolDefinitions[dict[str, Any]] = ToolDefinitions(_tool)
+
+
 def build_request(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The JSON body of the Messages request (minus ``stream``)."""
     messages = convert_messages(context["messages"], model)
@@ -247,14 +260,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
         body["system"] = [{"type": "text", "text": system_prompt, "cache_control": dict(CACHE_CONTROL)}]
     tools = context.get("tools") or []
     if tools:
-        body["tools"] = [
-            {
-                "name": t["name"],
-                "description": t["description"],
-                "input_schema": _input_schema(t["parameters"]),
-            }
-            for t in tools
-        ]
+        body["tools"] = _TOOLS(tools)
         if options.tool_choice:
             body["tool_choice"] = _tool_choice(options.tool_choice)
     _apply_thinking(body, model, options)
@@ -271,7 +277,10 @@ def request_payload(model: Model, context: Context, options: StreamOptions) -> b
     flat requests")."""
     body = build_request(model, context, options)
     body["stream"] = True
-    return encode_body(body, {"messages": _HISTORY.encoded(body["messages"])})
+    spliced: dict[str, Any] = {"messages": _HISTORY.encoded(body["messages"])}
+    if "tools" in body:
+        spliced["tools"] = _TOOLS.encoded(body["tools"])
+    return encode_body(body, spliced)
 
 
 # ---- response -------------------------------------------------------------------------

@@ -12,9 +12,10 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
 from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
+from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import open_stream
-from xcsh.ai.types import AssistantMessage, Context, Message, Model, StopReason, ToolResultMessage
+from xcsh.ai.types import AssistantMessage, Context, Message, Model, StopReason, Tool, ToolResultMessage
 
 _FINISH: dict[str, StopReason] = {
     "stop": "stop",
@@ -129,6 +130,20 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
     return entry
 
 
+def _tool(tool: Tool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool["name"],
+            "description": tool["description"],
+            "parameters": tool["parameters"],
+        },
+    }
+
+
+_TOOLS: ToolDefinitions[dict[str, Any]] = ToolDefinitions(_tool)
+
+
 def build_request(
     model: Model, context: Context, options: StreamOptions, flags: dict[str, Any]
 ) -> dict[str, Any]:
@@ -143,17 +158,7 @@ def build_request(
         body["store"] = False
     tools = context.get("tools") or []
     if tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t["name"],
-                    "description": t["description"],
-                    "parameters": t["parameters"],
-                },
-            }
-            for t in tools
-        ]
+        body["tools"] = _TOOLS(tools)
     if options.tool_choice and flags["supportsToolChoice"]:
         if options.tool_choice in ("auto", "none", "required"):
             body["tool_choice"] = options.tool_choice
@@ -188,8 +193,12 @@ def request_payload(model: Model, context: Context, options: StreamOptions, flag
     """:func:`request_wire` encoded, the history's remembered messages from their stored fragments
     (the same bytes as encoding it whole; docs/performance.md, "Fourth session: flat requests")."""
     wire = request_wire(model, context, options, flags)
-    history = _HISTORY.encoded(wire["messages"], 1 if context.get("systemPrompt") else 0)
-    return encode_body(wire, {"messages": history})
+    spliced: dict[str, Any] = {
+        "messages": _HISTORY.encoded(wire["messages"], 1 if context.get("systemPrompt") else 0)
+    }
+    if "tools" in wire:
+        spliced["tools"] = _TOOLS.encoded(wire["tools"])
+    return encode_body(wire, spliced)
 
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:

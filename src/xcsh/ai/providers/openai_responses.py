@@ -23,9 +23,10 @@ from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
+from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import as_object, open_stream
-from xcsh.ai.types import AssistantMessage, Context, Message, Model, ToolResultMessage, UserContent
+from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, ToolResultMessage, UserContent
 
 DEFAULT_MAX_TOKENS_CAP = 32000
 IMAGE_PLACEHOLDER = "(see attached image)"
@@ -195,6 +196,19 @@ def _tool_choice(choice: str) -> Any:
     return {"type": "function", "name": choice}
 
 
+def _tool(tool: Tool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool["name"],
+        "description": tool["description"],
+        "parameters": tool["parameters"],
+        "strict": False,
+    }
+
+
+_TOOLS: ToolDefinitions[dict[str, Any]] = ToolDefinitions(_tool)
+
+
 def build_request(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The JSON body of the Responses request (minus ``stream``)."""
     body: dict[str, Any] = {
@@ -214,16 +228,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
         body["prompt_cache_key"] = options.session_id
     tools = context.get("tools") or []
     if tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "name": t["name"],
-                "description": t["description"],
-                "parameters": t["parameters"],
-                "strict": False,
-            }
-            for t in tools
-        ]
+        body["tools"] = _TOOLS(tools)
         if options.tool_choice:
             body["tool_choice"] = _tool_choice(options.tool_choice)
     if model["reasoning"]:
@@ -241,7 +246,10 @@ def request_payload(model: Model, context: Context, options: StreamOptions) -> b
     requests")."""
     body = build_request(model, context, options)
     body["stream"] = True
-    return encode_body(body, {"input": _HISTORY.encoded(body["input"])})
+    spliced: dict[str, Any] = {"input": _HISTORY.encoded(body["input"])}
+    if "tools" in body:
+        spliced["tools"] = _TOOLS.encoded(body["tools"])
+    return encode_body(body, spliced)
 
 
 # ---- response -------------------------------------------------------------------------
