@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from xcsh.ai.patterns import LazyPattern
 from xcsh.ai.types import EFFORT_LEVELS, THINKING_LEVELS, Model, ModelThinking, ThinkingLevel
 
 _MINIMAL_TO_HIGH: tuple[ThinkingLevel, ...] = ("minimal", "low", "medium", "high")
@@ -17,9 +18,11 @@ _MINIMAL_TO_XHIGH: tuple[ThinkingLevel, ...] = ("minimal", "low", "medium", "hig
 _LOW_TO_HIGH: tuple[ThinkingLevel, ...] = ("low", "medium", "high")
 _LOW_TO_XHIGH: tuple[ThinkingLevel, ...] = ("low", "medium", "high", "xhigh")
 
-_GEMINI_RE = re.compile(r"gemini-(\d+(?:\.\d+){0,2})-(pro|flash)\b")
-_CLAUDE_RE = re.compile(r"claude-(opus|sonnet)-(\d{1,2}(?:[.-]\d{1,2}){0,2})\b")
-_GPT_RE = re.compile(r"gpt-(\d+(?:\.\d+){0,2})(?:-(codex-spark|codex-mini|codex-max|codex|mini|max|nano))?\b")
+_GEMINI_RE = LazyPattern(r"gemini-(\d+(?:\.\d+){0,2})-(pro|flash)\b")
+_CLAUDE_RE = LazyPattern(r"claude-(opus|sonnet)-(\d{1,2}(?:[.-]\d{1,2}){0,2})\b")
+_GPT_RE = LazyPattern(
+    r"gpt-(\d+(?:\.\d+){0,2})(?:-(codex-spark|codex-mini|codex-max|codex|mini|max|nano))?\b"
+)
 _GOOGLE_APIS = ("google-generative-ai", "google-gemini-cli", "google-vertex")
 _ANTHROPIC_APIS = ("anthropic-messages", "bedrock-converse-stream")
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
+from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.discovery import CommandFile, parse_front_matter
 from xcsh.coding.hooks import SlashCommand
 from xcsh.coding.skills import SKILL_COMMAND_PREFIX, Skill, skill_prompt
@@ -28,8 +29,8 @@ CommandSource = Literal["extension", "prompt", "skill"]
 CommandLocation = Literal["user", "project", "path"]
 
 DESCRIPTION_CHARS = 60
-_INLINE_SHELL = re.compile(r"\$(?:ARGUMENTS|@(?:\[\d+(?::\d*)?\])?|\d+)")
-_INLINE_TEMPLATE = re.compile(r"\{\{[\s\S]*?(?:\b(?:arguments|ARGUMENTS|args)\b|\barg\s+[^}]+)[\s\S]*?\}\}")
+_INLINE_SHELL = LazyPattern(r"\$(?:ARGUMENTS|@(?:\[\d+(?::\d*)?\])?|\d+)")
+_INLINE_TEMPLATE = LazyPattern(r"\{\{[\s\S]*?(?:\b(?:arguments|ARGUMENTS|args)\b|\barg\s+[^}]+)[\s\S]*?\}\}")
 
 
 class CommandInfo(msgspec.Struct, frozen=True):

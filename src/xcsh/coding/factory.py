@@ -34,7 +34,6 @@ from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.sessions.branching import fork_to
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError
-from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg, session_dir_for
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.settings import RPC_RESET_KEYS, Settings, SettingsError
 from xcsh.coding.system_prompt import read_text_or_file
@@ -195,6 +194,8 @@ def disabled_providers(settings: Settings, env: Mapping[str, str]) -> list[str]:
 def _session_dir(options: StartupOptions) -> Path:
     if options.session_dir is not None:
         return options.session_dir
+    from xcsh.coding.sessions.listing import session_dir_for
+
     return session_dir_for(options.cwd, sessions_root(options.env))
 
 
@@ -206,6 +207,9 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
     directory = _session_dir(options)
     blob_dir = options.agent_dir / "blobs"
     try:
+        if options.fork or options.session is not None or options.continue_session:
+            # only to find an existing session (not paid by a new one)
+            from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg
         if options.fork:
             source = SessionStore.open(
                 resolve_session_arg(options.fork, directory, sessions_root(options.env)),

@@ -27,31 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.agent.types import AgentMessage
+from xcsh.ai.patterns import LazyPattern
 from xcsh.ai.types import Model, ToolCall, ToolResultMessage
 from xcsh.coding.messages import custom_message, request_text
-
-
-class _Lazy:
-    """A regular expression compiled on its first use: the checks run after a run, not at start-up."""
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source = source
-        self._flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def _pattern(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self._pattern().search(text)
-
-    def match(self, text: str) -> re.Match[str] | None:
-        return self._pattern().match(text)
-
 
 if TYPE_CHECKING:
     from xcsh.agent.loop import RecoveryTurn
@@ -120,13 +98,13 @@ def recovery_message(
     return None
 
 
-_CHANGE_REQUEST = _Lazy(
+_CHANGE_REQUEST = LazyPattern(
     r"(?:^|[.!?:;,]\s+|\band\s+)(?:please\s+)?(add|rename|fix|change|set|raise|lower|update|replace|remove|"
     r"delete|implement|create|write|make|move|refactor|edit|increase|decrease|bump|enable|disable|"
     r"convert|append|insert)\b",
     re.IGNORECASE,
 )
-_BASH_CHANGES = _Lazy(
+_BASH_CHANGES = LazyPattern(
     r"\bsed\s+-i|\bperl\s+-\w*i|(?:^|[^2&])>\s*[\w./]|\b(mv|cp|rm|tee|patch|touch|mkdir)\b|\bgit\s+(apply|mv|rm)\b"
 )
 
@@ -140,7 +118,7 @@ def asks_for_change(request: str) -> bool:
     return bool(_CHANGE_REQUEST.search(request.strip()))
 
 
-_RENAME = _Lazy(
+_RENAME = LazyPattern(
     r"\brename\b(?:\s+the)?(?:\s+(?:function|method|class|variable|constant|setting))?\s+`?(\w+)`?\s+to\s+`?(\w+)`?",
     re.IGNORECASE,
 )
@@ -175,7 +153,7 @@ def _rename_hint(request: str, run: list[AgentMessage]) -> str:
     )
 
 
-_GREP_MATCH = _Lazy(r"^([^\s:][^:]*):(\d+):(.*)$")
+_GREP_MATCH = LazyPattern(r"^([^\s:][^:]*):(\d+):(.*)$")
 
 
 def _read_results(run: list[AgentMessage]) -> list[tuple[str, str]]:

@@ -18,7 +18,6 @@ from xcsh.agent.agent import Agent
 from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.ai.types import ImageContent
 from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError
-from xcsh.coding.file_mentions import build_file_mention
 from xcsh.coding.hooks import RunAction, SessionHooks, SlashCommand
 from xcsh.coding.messages import user_message
 
@@ -153,6 +152,8 @@ class RunChain:
         initial.append(user_message(text, images))
         initial.extend(self._hidden_next_turn)
         self._hidden_next_turn = []
+        from xcsh.coding.file_mentions import build_file_mention  # with a prompt, not at start-up
+
         mention = build_file_mention(text, self._cwd)
         if mention is not None:
             initial.append(mention)

@@ -45,3 +45,25 @@ def test_a_definition_needs_a_name_and_a_description() -> None:
         and star.tools == ("read", "bash")
         and star.may_spawn("anything")
     )
+
+
+def test_a_discovery_the_session_made_for_the_same_context_is_used_and_any_other_is_not(
+    tmp_path: Path,
+) -> None:
+    from xcsh.coding.discovery import LoadContext, discover
+
+    project, home, agent_dir = tmp_path / "proj", tmp_path / "home", tmp_path / "agent"
+    for folder in (project, home, agent_dir):
+        folder.mkdir()
+    before = discover(LoadContext.create(project, home, agent_dir))  # no agents/ folder yet
+    (project / ".xcsh" / "agents").mkdir(parents=True)
+    (project / ".xcsh" / "agents" / "scout.md").write_text(SCOUT)
+    fresh = {a.name for a in load_agents(project, home, agent_dir)}
+    assert "scout" in fresh
+    # the same context, every provider asked: its folders are taken as they were found
+    assert {a.name for a in load_agents(project, home, agent_dir, known=before)} == fresh - {"scout"}
+    # another context, or a discovery with a provider left out: walked again
+    elsewhere = discover(LoadContext.create(home, home, agent_dir))
+    assert {a.name for a in load_agents(project, home, agent_dir, known=elsewhere)} == fresh
+    partial = discover(LoadContext.create(project, home, agent_dir), disabled=["claude"])
+    assert {a.name for a in load_agents(project, home, agent_dir, known=partial)} == fresh

@@ -11,17 +11,17 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import re
 from pathlib import Path
 from typing import Any
 
+from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.private_fs import write_private_file
 
 logger = logging.getLogger(__name__)
 
 BLOB_PREFIX = "blob:sha256:"
 # Only a canonical hash may name a file: anything else could walk out of the blob dir.
-_HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+_HASH_RE = LazyPattern(r"^[0-9a-f]{64}$")
 
 
 class BlobStore:

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
+from xcsh.ai.patterns import LazyPattern
 from xcsh.ai.types import UserContent
 from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions.blobs import BlobStore
@@ -58,7 +59,7 @@ from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
 logger = logging.getLogger(__name__)
 
 _SUMMARY_ROLES = frozenset({"compactionSummary", "branchSummary"})
-_CONTROL_CHARS = re.compile("[\u0000-\u001f\u007f-\u009f]")
+_CONTROL_CHARS = LazyPattern("[\u0000-\u001f\u007f-\u009f]")
 
 
 def sanitize_title(title: str) -> str:

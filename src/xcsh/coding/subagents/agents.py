@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from xcsh.coding.discovery import LoadContext, discover, parse_front_matter
+from xcsh.coding.discovery import Discovered, LoadContext, discover, ordered_providers, parse_front_matter
 
 logger = logging.getLogger(__name__)
 
@@ -151,13 +151,31 @@ def parse_agent(text: str, source: AgentSource, path: str | None = None) -> Agen
     )
 
 
+def _every_provider() -> list[str]:
+    return [p.id for p in ordered_providers()]
+
+
 def load_agents(
-    cwd: Path, home: Path, agent_dir: Path, disabled: list[str] | None = None
+    cwd: Path,
+    home: Path,
+    agent_dir: Path,
+    disabled: list[str] | None = None,
+    *,
+    known: Discovered | None = None,
 ) -> list[AgentDefinition]:
-    """Discovered definitions (highest precedence first) then the bundled ones, one per name."""
+    """Discovered definitions (highest precedence first) then the bundled ones, one per name.
+
+    ``known``: a discovery just made by the caller (the session's project context). Its agent
+    folders are used when it was made for this same context with every provider asked — the
+    walk would find the same folders — so a session's start walks the tree once, not twice.
+    """
     found: dict[str, AgentDefinition] = {}
     try:
-        dirs = discover(LoadContext.create(cwd, home, agent_dir)).agent_dirs
+        context = LoadContext.create(cwd, home, agent_dir)
+        if known is not None and known.context == context and known.providers == _every_provider():
+            dirs = known.agent_dirs
+        else:
+            dirs = discover(context).agent_dirs
     except Exception:  # discovery problems must not take the task tool down
         logger.warning("agent folder discovery failed", exc_info=True)
         dirs = []

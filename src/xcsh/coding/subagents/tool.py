@@ -19,7 +19,6 @@ children, counted by session statistics). Class exclusive, abortable.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,15 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.subagents.agents import AgentDefinition, load_agents
 from xcsh.coding.tools.errors import ToolError
 
 if TYPE_CHECKING:
+    from xcsh.coding.discovery import Discovered
     from xcsh.coding.session import AgentSession
     from xcsh.coding.subagents.child import ChildResult
 
 PREVIEW_CHARS = 5000
-_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,48}$")
+_ID_RE = LazyPattern(r"^[A-Za-z0-9_.-]{1,48}$")
 AgentLoader = Callable[[], list[AgentDefinition]]
 
 
@@ -184,13 +185,18 @@ def create_task_tool(
 ) -> AgentTool:
     """The ``task`` tool of ``parent`` at nesting ``depth`` (0 = the top session)."""
 
-    def load() -> list[AgentDefinition]:
+    def load(known: Discovered | None = None) -> list[AgentDefinition]:
         if loader is not None:
             return loader()
         disabled = parent.settings.get("task.disabledAgents") or []
-        return load_agents(parent.cwd, Path.home(), parent.config.agent_dir, [str(d) for d in disabled])
+        return load_agents(
+            parent.cwd, Path.home(), parent.config.agent_dir, [str(d) for d in disabled], known=known
+        )
 
-    listed = load()
+    # the definitions the tool's schema lists: from the session's own discovery when it was made for
+    # the same context (load_agents checks); every call walks again, as files may have changed since
+    project = parent.config.project
+    listed = load(project.discovered if project is not None else None)
 
     def nested(session: AgentSession, definition: AgentDefinition, child_depth: int) -> AgentTool:
         return create_task_tool(session, child_depth, definition, loader)

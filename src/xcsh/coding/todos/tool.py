@@ -7,12 +7,12 @@ that tool result is how todos survive a reload.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
+from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.todos.state import DONE_STATUSES, OPEN_STATUSES, TODO_STATUSES, TodoStore
 
 TOOL_NAME = "todo_write"
@@ -108,8 +108,8 @@ PARAMETERS: dict[str, Any] = {
     "required": ["ops"],
 }
 
-_PHASE_ID = re.compile(r"phase-(\d+)")
-_TASK_ID = re.compile(r"task-(\d+)")
+_PHASE_ID = LazyPattern(r"phase-(\d+)")
+_TASK_ID = LazyPattern(r"task-(\d+)")
 
 
 class TodoList:
@@ -149,7 +149,7 @@ class TodoList:
         return sum(len(p["tasks"]) for p in self.phases)
 
 
-def _number(pattern: re.Pattern[str], value: Any) -> int:
+def _number(pattern: LazyPattern, value: Any) -> int:
     match = pattern.fullmatch(value) if isinstance(value, str) else None
     return int(match.group(1)) if match else 0
 

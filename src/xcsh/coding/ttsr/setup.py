@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, cast
 
 import msgspec
 
-from xcsh.coding.ttsr.rules import Rule
-
 if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
+    from xcsh.coding.ttsr.rules import Rule
 
 
 def discover_rules(cwd: Path, agent_dir: Path, home: Path | None = None) -> list[Rule]:
@@ -29,7 +28,7 @@ def discover_rules(cwd: Path, agent_dir: Path, home: Path | None = None) -> list
     from xcsh.coding.paths import home_dir
 
     found = discover(LoadContext.create(cwd, home if home is not None else home_dir(), agent_dir))
-    return cast(list[Rule], found.rules)
+    return cast("list[Rule]", found.rules)
 
 
 class TtsrConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,7 +50,7 @@ def install(session: AgentSession, config: TtsrConfig) -> None:
         return
     project = session.config.project
     rules = (
-        cast(list[Rule], project.ttsr_rules)
+        cast("list[Rule]", project.ttsr_rules)
         if project is not None
         else discover_rules(config.cwd, config.agent_dir)
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding import host_ops
 from xcsh.coding.errors import CommandError
 
 if TYPE_CHECKING:
@@ -17,14 +16,20 @@ if TYPE_CHECKING:
 
 
 async def get_commands(server: RpcServer, cmd: c.GetCommandsCommand) -> Any:
+    from xcsh.coding import host_ops  # on first use, not at start-up
+
     return host_ops.list_commands(server.session)
 
 
 async def clear_queue(server: RpcServer, cmd: c.ClearQueueCommand) -> Any:
+    from xcsh.coding import host_ops  # on first use, not at start-up
+
     return host_ops.clear_queue(server.session)
 
 
 async def list_sessions(server: RpcServer, cmd: c.ListSessionsCommand) -> Any:
+    from xcsh.coding import host_ops  # on first use, not at start-up
+
     scope = cmd.get("scope") or "cwd"
     if scope not in ("cwd", "all"):
         raise CommandError(f"Invalid scope: {scope}. Valid scopes: cwd, all")
@@ -32,14 +37,20 @@ async def list_sessions(server: RpcServer, cmd: c.ListSessionsCommand) -> Any:
 
 
 async def get_tree(server: RpcServer, cmd: c.GetTreeCommand) -> Any:
+    from xcsh.coding import host_ops  # on first use, not at start-up
+
     return host_ops.entry_tree(server.session)
 
 
 async def get_tools(server: RpcServer, cmd: c.GetToolsCommand) -> Any:
+    from xcsh.coding import host_ops  # on first use, not at start-up
+
     return host_ops.tool_infos(server.session)
 
 
 async def set_active_tools(server: RpcServer, cmd: c.SetActiveToolsCommand) -> Any:
+    from xcsh.coding import host_ops  # on first use, not at start-up
+
     return host_ops.set_active_tools(server.session, cmd["toolNames"])
 
 
