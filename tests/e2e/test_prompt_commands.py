@@ -113,3 +113,19 @@ async def test_set_locale_and_prompt_locale_change_the_language_instruction(
     assert "Write your answers in Japanese" in system_prompt_of(fake_llm.requests[0].json)
     assert "Write your answers in French" in system_prompt_of(fake_llm.requests[1].json)
     assert "# Language" not in english
+
+
+async def test_the_task_tool_offers_the_agents_of_plugin_folders(workspace: Workspace) -> None:
+    tree = Tree(workspace)
+    tree.write(
+        {
+            "{home}/plugins/kit/agents/scout.md": "---\nname: kit-scout\ndescription: Looks around\n---\nLook.\n"
+        }
+    )
+    async with tree.spawn("--plugin-dir", tree.fill("{home}/plugins/kit")) as client:
+        with_plugin = {t["name"]: t for t in (await client.get_state())["dumpTools"]}
+    async with tree.spawn() as client:
+        without = {t["name"]: t for t in (await client.get_state())["dumpTools"]}
+    listing = with_plugin["task"]["parameters"]["properties"]["agent"]["description"]
+    assert "kit-scout: Looks around" in listing
+    assert "kit-scout" not in without["task"]["parameters"]["properties"]["agent"]["description"]

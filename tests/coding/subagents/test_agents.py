@@ -67,3 +67,14 @@ def test_a_discovery_the_session_made_for_the_same_context_is_used_and_any_other
     assert {a.name for a in load_agents(project, home, agent_dir, known=elsewhere)} == fresh
     partial = discover(LoadContext.create(project, home, agent_dir), disabled=["claude"])
     assert {a.name for a in load_agents(project, home, agent_dir, known=partial)} == fresh
+
+
+def test_agents_of_plugin_folders_are_found_only_when_the_folders_are_given(tmp_path: Path) -> None:
+    project, home, agent_dir = tmp_path / "proj", tmp_path / "home", tmp_path / "agent"
+    for folder in (project, home, agent_dir):
+        folder.mkdir()
+    plugin = tmp_path / "kit"
+    (plugin / "agents").mkdir(parents=True)
+    (plugin / "agents" / "scout.md").write_text(SCOUT)
+    assert "scout" not in {a.name for a in load_agents(project, home, agent_dir)}
+    assert "scout" in {a.name for a in load_agents(project, home, agent_dir, plugin_dirs=[plugin])}

@@ -12,6 +12,7 @@ the bundled one. ``task.disabledAgents`` hides agents by name.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -161,9 +162,12 @@ def load_agents(
     agent_dir: Path,
     disabled: list[str] | None = None,
     *,
+    plugin_dirs: Sequence[Path] = (),
     known: Discovered | None = None,
 ) -> list[AgentDefinition]:
     """Discovered definitions (highest precedence first) then the bundled ones, one per name.
+
+    ``plugin_dirs``: the ``--plugin-dir`` folders, whose ``agents/`` are searched too.
 
     ``known``: a discovery just made by the caller (the session's project context). Its agent
     folders are used when it was made for this same context with every provider asked — the
@@ -171,7 +175,7 @@ def load_agents(
     """
     found: dict[str, AgentDefinition] = {}
     try:
-        context = LoadContext.create(cwd, home, agent_dir)
+        context = LoadContext.create(cwd, home, agent_dir, plugin_dirs)
         if known is not None and known.context == context and known.providers == _every_provider():
             dirs = known.agent_dirs
         else:

@@ -185,18 +185,28 @@ def create_task_tool(
 ) -> AgentTool:
     """The ``task`` tool of ``parent`` at nesting ``depth`` (0 = the top session)."""
 
+    project = parent.config.project
+    session_discovery = project.discovered if project is not None else None
+    # where the session looked (its home and --plugin-dir folders), so every walk sees the same places
+    home = session_discovery.context.home if session_discovery is not None else Path.home()
+    plugin_dirs = session_discovery.context.plugin_dirs if session_discovery is not None else ()
+
     def load(known: Discovered | None = None) -> list[AgentDefinition]:
         if loader is not None:
             return loader()
         disabled = parent.settings.get("task.disabledAgents") or []
         return load_agents(
-            parent.cwd, Path.home(), parent.config.agent_dir, [str(d) for d in disabled], known=known
+            parent.cwd,
+            home,
+            parent.config.agent_dir,
+            [str(d) for d in disabled],
+            plugin_dirs=plugin_dirs,
+            known=known,
         )
 
     # the definitions the tool's schema lists: from the session's own discovery when it was made for
     # the same context (load_agents checks); every call walks again, as files may have changed since
-    project = parent.config.project
-    listed = load(project.discovered if project is not None else None)
+    listed = load(session_discovery)
 
     def nested(session: AgentSession, definition: AgentDefinition, child_depth: int) -> AgentTool:
         return create_task_tool(session, child_depth, definition, loader)
