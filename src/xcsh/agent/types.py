@@ -1,6 +1,8 @@
 """Agent-layer wire types and contracts: agent messages, tools, tool results, events."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes ~2× as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Protocol, TypedDict
@@ -140,7 +142,7 @@ ToolUpdate = Callable[[AgentToolResult], None]
 
 class ToolExecutor(Protocol):
     def __call__(
-        self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+        self, tool_call_id: str, args: dict[str, Any], signal: "AbortSignal | None", on_update: ToolUpdate
     ) -> Awaitable[AgentToolResult]: ...
 
 

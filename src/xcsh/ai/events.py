@@ -5,7 +5,9 @@ then exactly one ``done`` or ``error``. Every event carries ``partial``, the who
 assistant message so far.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes ~2× as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 from typing import Literal, TypedDict
 

@@ -5,7 +5,9 @@ TypeScript field names (``toolCallId``, ``stopReason`` …). This module imports
 nothing from xcsh.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes ~2× as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 from typing import Any, Literal, NotRequired, TypedDict
 

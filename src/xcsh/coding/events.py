@@ -4,7 +4,9 @@ Every event is a TypedDict whose fields keep the protocol's names, so the type c
 follows an event from where it is emitted to the frame the server writes.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes ~2× as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 from typing import Any, Literal, NotRequired, TypedDict
 

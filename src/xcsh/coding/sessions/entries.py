@@ -6,7 +6,9 @@ plain dict (:data:`SessionEntry`) because readers must carry unknown entry types
 through unchanged.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes ~2× as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 import math
 import os
