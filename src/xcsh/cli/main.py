@@ -45,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["rpc-schema"]:
         return _print_rpc_schema(argv[1:])
     args = parse_args(argv)
+    if args.mode == "rpc":
+        # before the start-up imports: the collector would walk them again and again
+        from xcsh.modes.rpc.gc_pause import pause
+
+        pause()
     _setup_logging()
     if args.help:
         sys.stdout.write(help_text())

@@ -78,6 +78,9 @@ def run_rpc(
         os._exit(status)
 
     async def main() -> None:
+        from xcsh.modes.rpc.gc_pause import resume, resume_after_s
+
+        asyncio.get_running_loop().call_later(resume_after_s(os.environ), resume)  # cli.main paused it
         session = build_session()
         stop = install_stop_handlers(lambda: session, exit=leave)
         await serve(session, frame_fd, protocol_fixes=protocol_fixes, message_updates=message_updates)

@@ -1,0 +1,118 @@
+"""``xcsh --mode rpc`` runs no automatic garbage collection while it starts, and resumes it later.
+
+The collector would walk the start-up's imports some 90 times before an immediate prompt's
+request left, reclaiming almost nothing (docs/performance.md, "Fifth session: immediate
+prompt"; ``xcsh.modes.rpc.gc_pause``). The process runs under ``python -v`` with a callback that
+reports each collection on stderr, so the log shows, in order, the moment the CLI paused the
+collector (``xcsh.modes.rpc.gc_pause`` imported) and every collection after it. Timing is
+bench/'s business: these tests check only what ran when.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+
+from conftest import Workspace
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+REPORTING = """
+import gc, os, sys
+def report(phase, info):
+    if phase == "stop":
+        os.write(2, b"gc-collection generation=%d frozen=%d\\n" % (info["generation"], gc.get_freeze_count()))
+gc.callbacks.append(report)
+from xcsh.cli.main import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+ARGV = [sys.executable, "-v", "-c", REPORTING, "--mode", "rpc", "--model", "fake/fake-model"]
+PAUSED = "import 'xcsh.modes.rpc.gc_pause'"
+COLLECTION = re.compile(r"gc-collection generation=(\d+) frozen=(\d+)")
+
+
+async def _spawn(workspace: Workspace, log: Path, **env: str) -> asyncio.subprocess.Process:
+    with log.open("wb") as stderr:
+        return await asyncio.create_subprocess_exec(
+            *ARGV,
+            "--session-dir",
+            str(workspace.sess),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            cwd=workspace.proj,
+            env={**workspace.env, "XCSH_RPC_CHECK_FRAMES": "0", **env},
+            limit=16 << 20,
+        )
+
+
+async def _frame(stdout: asyncio.StreamReader, wanted: bytes) -> dict[str, object]:
+    while True:
+        line = await stdout.readline()
+        if not line:
+            raise ConnectionError("xcsh exited before the expected frame")
+        if wanted in line:
+            frame: dict[str, object] = json.loads(line)
+            return frame
+
+
+def _collections_after_the_pause(log: Path) -> list[tuple[int, int]]:
+    text = log.read_text(errors="replace")
+    assert PAUSED in text  # else the log proves nothing
+    after = text[text.index(PAUSED) :]
+    return [(int(g), int(f)) for g, f in COLLECTION.findall(after)]
+
+
+async def test_an_immediate_prompt_reaches_its_first_token_without_a_garbage_collection(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.script(script.hold("first words"))
+    log = tmp_path / "stderr.txt"
+    process = await _spawn(workspace, log)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(b'{"type":"prompt","message":"hi","id":"p1"}\n')  # before it is ready
+        await process.stdin.drain()
+        async with asyncio.timeout(60):
+            delta = await _frame(process.stdout, b'"type":"text_delta"')
+        assert delta["assistantMessageEvent"]["delta"] == "first words"  # type: ignore[index]
+        assert _collections_after_the_pause(log) == []
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def test_collection_resumes_after_start_up_with_the_start_up_heap_frozen(workspace: Workspace) -> None:
+    # resumed at once; the idle warm-up's imports after the first answer then allocate enough
+    env = {**workspace.env, "XCSH_GC_RESUME_MS": "0", "XCSH_WARM_QUIET_MS": "0", "XCSH_RPC_CHECK_FRAMES": "0"}
+    process = await asyncio.create_subprocess_exec(
+        *ARGV,
+        "--no-session",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=workspace.proj,
+        env=env,
+        limit=16 << 20,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        process.stdin.write(b'{"type":"get_state","id":"s1"}\n')
+        await process.stdin.drain()
+        async with asyncio.timeout(60):  # stderr is read as it comes (python -v writes much)
+            paused = False
+            while True:
+                line = (await process.stderr.readline()).decode(errors="replace")
+                if not line:
+                    raise ConnectionError("xcsh exited before a collection")
+                paused = paused or PAUSED in line
+                found = COLLECTION.search(line)
+                if paused and found:
+                    break
+        assert int(found.group(2)) > 0  # the first collection after start-up skips the frozen heap
+    finally:
+        process.kill()
+        await process.wait()
