@@ -31,6 +31,7 @@ LAZY = (
     "xcsh.coding.bash.session",
     "xcsh.coding.bash.capture",
     "xcsh.coding.bash.process",  # the host's bash command: its shell starts on first use
+    "xcsh.ai.watchdog",  # started with the first child process group
     "xcsh.agent.loop",  # the agent loop and tool execution: with the first run
     "xcsh.agent.tool_calls",
     "jiter",  # partial JSON of streamed tool arguments

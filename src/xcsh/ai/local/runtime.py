@@ -5,7 +5,8 @@ descriptors, and our stdout belongs to the RPC protocol. The child gets a pipe a
 that carries exactly one line, the "ready" report; before loading anything it points its
 fd 1 at stderr, so any native output ends up there. It also watches its stdin and exits
 when the parent closes it (normal stop) or dies (the pipe breaks), so a crashed agent
-never leaves a 2 GB server behind.
+never leaves a 2 GB server behind. Its process group is also guarded by the watchdog
+(:mod:`xcsh.ai.watchdog`), which ends it should the child fail to notice (stuck in native code).
 
 One runtime serves the process: :func:`ensure_runtime` starts it on the first request,
 reuses it for later ones (restarting it if it died or another model is asked for) and an
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from xcsh.ai import watchdog
 from xcsh.ai.local import INSTALL_HINT, runtime_installed
 from xcsh.ai.local.weights import LocalModelError, LocalModelNotInstalledError
 
@@ -107,6 +109,7 @@ class LocalRuntime:
             start_new_session=True,  # a terminal's Ctrl-C is ours to handle, not the child's
         )
         self._process = process
+        watchdog.guard(process.pid)
         assert process.stdin is not None and process.stdout is not None
         try:
             # the config (with the key) travels on stdin, never on the visible command line
@@ -148,6 +151,7 @@ class LocalRuntime:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=timeout_s)
+        watchdog.release(process.pid)
         if process.stdout is not None:
             process.stdout.close()
 

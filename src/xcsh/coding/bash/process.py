@@ -9,6 +9,9 @@
 - Output goes through :class:`~xcsh.coding.bash.capture.OutputCapture`.
 - Every running group is registered so :func:`terminate_all_groups` can end them all when
   the process itself is told to stop (SIGTERM/SIGHUP/SIGINT, see ``xcsh.modes.signals``).
+- Every group is also guarded by the watchdog (:mod:`xcsh.ai.watchdog`) from its start until
+  it is empty — past the shell's exit while background children (``server &``) remain — so
+  it ends when this process dies in any way, SIGKILL included.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from xcsh.ai import watchdog
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.bash.capture import OutputCapture
 from xcsh.coding.secrets import tool_environment
@@ -132,6 +136,7 @@ async def run_shell_process(
     finally:
         os.close(write_fd)
     _live_groups.add(proc.pid)
+    watchdog.guard(proc.pid)
     reader = asyncio.StreamReader(limit=1 << 20)
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader),
@@ -169,6 +174,7 @@ async def run_shell_process(
         if proc.returncode is None:
             _kill_group(proc.pid, signal_module.SIGKILL)
         _live_groups.discard(proc.pid)
+        watchdog.release(proc.pid)
         capture.finish()
     exit_code = None if (aborted or timed_out) else proc.returncode
     return ProcessOutcome(capture=capture, exit_code=exit_code, aborted=aborted, timed_out=timed_out)

@@ -8,8 +8,12 @@ image/png, application/json) and errors (traceback without colour codes) — unt
 the kernel is idle. A timeout or an abort interrupts the kernel (KeyboardInterrupt
 in the cell; the kernel and its state survive). :meth:`restart` restarts it;
 :meth:`kill` ends the process at once and is safe to call from synchronous shutdown
-code. An ipykernel also exits on its own when its parent process dies. The kernel
-gets the tool environment: provider credentials are withheld as from ``bash``.
+code; it ends the kernel's whole process group (what its cells started too). The
+kernel leads its own process group (jupyter-client starts it in a new session), which the
+watchdog (:mod:`xcsh.ai.watchdog`) guards: if this process dies in any way, SIGKILL
+included, the group is ended (an ipykernel alone only exits itself, after polling for its
+parent). The kernel gets the tool environment: provider credentials are withheld as from
+``bash``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
+import signal as signal_module
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xcsh.ai import watchdog
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.optional import require
@@ -56,6 +63,7 @@ class PythonKernel:
         self.cwd = cwd
         self._manager: Any = None
         self._client: Any = None
+        self._pid: int | None = None  # the kernel process, leader of its own process group
         self._lock = asyncio.Lock()
 
     @property
@@ -70,6 +78,7 @@ class PythonKernel:
         manager.kernel_cmd = []
         manager.kernel_spec.argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
         await manager.start_kernel(cwd=str(self.cwd), env=_kernel_env())
+        pid = _guard(manager)
         client = manager.client()
         client.start_channels()
         try:
@@ -77,8 +86,9 @@ class PythonKernel:
         except RuntimeError as exc:
             client.stop_channels()
             await manager.shutdown_kernel(now=True)
+            _end_group(pid)
             raise ToolError(f"The Python kernel did not start: {exc}") from exc
-        self._manager, self._client = manager, client
+        self._manager, self._client, self._pid = manager, client, pid
 
     async def restart(self) -> None:
         async with self._lock:
@@ -86,6 +96,8 @@ class PythonKernel:
                 return
             self._client.stop_channels()
             await self._manager.restart_kernel(now=True)
+            _end_group(self._pid)  # the old kernel's children
+            self._pid = _guard(self._manager)
             self._client = self._manager.client()
             self._client.start_channels()
             await self._client.wait_for_ready(timeout=START_TIMEOUT_S)
@@ -172,13 +184,14 @@ class PythonKernel:
             parts.append(str(text) + "\n")
 
     def kill(self) -> None:
-        """End the kernel process now (synchronous; for session shutdown)."""
-        manager, client = self._manager, self._client
-        self._manager = self._client = None
+        """End the kernel and its process group now (synchronous; for session shutdown)."""
+        manager, client, pid = self._manager, self._client, self._pid
+        self._manager = self._client = self._pid = None
         if manager is None:
             return
         with contextlib.suppress(Exception):
             client.stop_channels()
+        _end_group(pid)
         provisioner = getattr(manager, "provisioner", None)
         process = getattr(provisioner, "process", None)
         if process is not None:
@@ -187,6 +200,29 @@ class PythonKernel:
                 process.wait(timeout=5)
         with contextlib.suppress(Exception):
             manager.cleanup_connection_file()
+
+
+def _guard(manager: Any) -> int | None:
+    """Hand the started kernel's process group to the watchdog; the kernel's pid (None if unknown)."""
+    process = getattr(getattr(manager, "provisioner", None), "process", None)
+    pid = getattr(process, "pid", None)
+    if not isinstance(pid, int):
+        logger.warning("the python kernel's process is unknown: it is not guarded by the watchdog")
+        return None
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:  # jupyter-client made it a group leader (POSIX)
+            watchdog.guard(pid)
+            return pid
+    return None
+
+
+def _end_group(pid: int | None) -> None:
+    """SIGKILL the kernel's process group (the kernel and what its cells started), then release it."""
+    if pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal_module.SIGKILL)
+    watchdog.release(pid)
 
 
 def _kernel_env() -> dict[str, str]:

@@ -1,0 +1,217 @@
+"""The process-group watchdog, with real processes: an owner process guards groups and is SIGKILLed.
+
+The owner is a small Python program (``OWNER``) that starts ``sleep`` processes in their own
+sessions, guards them with :mod:`xcsh.ai.watchdog` and reports their pids on stdout; the
+tests kill it and wait, bounded, for the groups to be gone. The watchdog script is also fed
+directly to check what it accepts.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from xcsh.ai import watchdog
+
+WITHIN_S = 15.0
+
+OWNER = r"""
+import os, subprocess, sys, time
+from xcsh.ai import watchdog
+
+def group():
+    return subprocess.Popen(["sleep", "1000"], start_new_session=True).pid
+
+def wait_until(condition):
+    deadline = time.monotonic() + 15
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+steps = sys.argv[1:]
+pids = []
+for step in steps:
+    if step == "guard":
+        pids.append(group())
+        watchdog.guard(pids[-1])
+    elif step == "release-alive":  # the leader "ended" but the group still has a process
+        watchdog.release(pids[-1])
+    elif step == "kill-watchdog":
+        dead = watchdog.watchdog_pid()
+        os.kill(dead, 9)
+        os.waitpid(dead, 0)
+print(" ".join(map(str, pids)), watchdog.watchdog_pid(), flush=True)
+sys.stdin.read()  # until the test kills us
+"""
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no /proc: kill(0) is all we know
+
+
+def wait_gone(pids: list[int], within: float = WITHIN_S) -> list[int]:
+    deadline = time.monotonic() + within
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+@pytest.fixture
+def owner() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def start_owner(started: list[subprocess.Popen[str]], *steps: str) -> tuple[subprocess.Popen[str], list[int]]:
+    """Run the owner with ``steps``; its guarded pids followed by its watchdog's pid."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", OWNER, *steps],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    started.append(process)
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], WITHIN_S)
+    assert ready, "the owner did not report its pids"
+    line = process.stdout.readline()  # the owner writes the whole line at once
+    return process, [int(x) for x in line.split()]
+
+
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def test_every_guarded_group_ends_when_the_owner_is_sigkilled_and_the_watchdog_exits(
+    owner: list[subprocess.Popen[str]],
+) -> None:
+    process, (*groups, dog) = start_owner(owner, "guard", "guard", "release-alive")
+    try:
+        assert all(alive(g) for g in groups) and alive(dog)
+        assert os.getsid(dog) == dog != os.getsid(process.pid)  # its own session
+        process.kill()
+        assert wait_gone([*groups, dog]) == []
+    finally:
+        kill_all(groups)
+
+
+def test_a_watchdog_that_died_is_replaced_and_the_new_one_guards_every_group(
+    owner: list[subprocess.Popen[str]],
+) -> None:
+    process, (first, second, dog) = start_owner(owner, "guard", "kill-watchdog", "guard")
+    try:
+        assert alive(dog) and alive(first) and alive(second)
+        process.kill()
+        assert wait_gone([first, second, dog]) == []
+    finally:
+        kill_all([first, second])
+
+
+def test_a_closed_owner_pipe_ends_a_group_that_ignores_sigterm_with_sigkill(tmp_path: Path) -> None:
+    stubborn = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert stubborn.stdout is not None and stubborn.stdout.readline() == "ready\n"
+        dog = subprocess.Popen(
+            watchdog.command(os.getpid()), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, cwd=tmp_path
+        )
+        assert dog.stdin is not None
+        dog.stdin.write(f"+{stubborn.pid}\n".encode())
+        dog.stdin.close()
+        assert dog.wait(timeout=WITHIN_S) == 0
+        assert stubborn.wait(timeout=WITHIN_S) == -signal.SIGKILL
+    finally:
+        kill_all([stubborn.pid])
+        stubborn.wait()
+
+
+def test_the_script_forgets_unregistered_groups_and_ignores_lines_that_are_not_group_ids(
+    tmp_path: Path,
+) -> None:
+    keep = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        marker = tmp_path / "touched"
+        lines = [
+            f"+{keep.pid}",
+            f"-{keep.pid}",  # unregistered again: must survive the EOF
+            "+0",
+            "+1",
+            "+01",
+            "+-5",
+            "+abc",
+            f"+{keep.pid}+1",
+            f"+$(touch {marker})",
+            f"+x[$(touch {marker})]",
+            "",
+            "garbage",
+        ]
+        done = subprocess.run(
+            watchdog.command(os.getpid()),
+            input="\n".join(lines) + "\n",
+            text=True,
+            capture_output=True,
+            timeout=WITHIN_S,
+            cwd=tmp_path,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        assert alive(keep.pid) and not marker.exists()
+    finally:
+        keep.kill()
+        keep.wait()
+
+
+def test_a_released_group_stays_guarded_while_it_has_processes_and_is_forgotten_once_empty() -> None:
+    leader = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        watchdog.guard(leader.pid)
+        watchdog.release(leader.pid)  # as after a shell whose `server &` still runs
+        assert leader.pid in watchdog.guarded()
+        leader.kill()
+        leader.wait()
+        deadline = time.monotonic() + watchdog.PRUNE_INTERVAL_S * 5
+        while leader.pid in watchdog.guarded() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert leader.pid not in watchdog.guarded()
+    finally:
+        if leader.poll() is None:
+            leader.kill()
+            leader.wait()
+
+
+def test_an_empty_group_is_forgotten_at_release_and_our_own_group_is_refused() -> None:
+    leader = subprocess.Popen(["true"], start_new_session=True)
+    watchdog.guard(leader.pid)
+    leader.wait()
+    watchdog.release(leader.pid)
+    assert leader.pid not in watchdog.guarded()
+    with pytest.raises(ValueError):
+        watchdog.guard(os.getpgrp())
+    with pytest.raises(ValueError):
+        watchdog.guard(1)

@@ -1,0 +1,194 @@
+"""A SIGKILLed xcsh leaves nothing it started running: the watchdog ends every process group.
+
+Each test spawns the real ``xcsh --mode rpc``, has it start a long-lived process (a shell
+command's background child, a running command, the python kernel and a child of it), kills
+xcsh with SIGKILL and waits — bounded — for those processes to be gone. The watchdog is
+found by its command line (``xcsh-watchdog <xcsh pid>``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BASE_ARGS, Workspace
+from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+GONE_WITHIN_S = 15.0
+WATCHDOG_MARK = "xcsh-watchdog"
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "\nState:\tZ" not in status.read_text()
+    except OSError:  # gone between the two looks
+        return False
+
+
+async def wait_gone(pids: list[int], within: float = GONE_WITHIN_S) -> list[int]:
+    """Poll until none of ``pids`` is alive or ``within`` seconds passed; the survivors."""
+    deadline = time.monotonic() + within
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return left
+
+
+async def wait_for_pids(path: Path, count: int, within: float = 30.0) -> list[int]:
+    """The first ``count`` pids written to ``path`` (one per line), waiting for them to appear."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if path.exists():
+            lines = path.read_text().split()
+            if len(lines) >= count and path.read_text().endswith("\n"):
+                return [int(x) for x in lines[:count]]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path} did not get {count} pids within {within} s")
+
+
+def watchdogs_of(xcsh_pid: int) -> list[int]:
+    """Pids of the live watchdog processes serving xcsh process ``xcsh_pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if WATCHDOG_MARK.encode() in args and str(xcsh_pid).encode() in args and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def kill_leftovers(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+async def sigkill(client: RpcClient) -> None:
+    """SIGKILL xcsh. Its exit is awaited with a bound: asyncio's ``wait()`` also waits for the
+    stdout/stderr pipes to close, which a surviving grandchild holding them would prevent."""
+    client.process.kill()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(client.process.wait(), GONE_WITHIN_S)
+    await client.close(timeout=GONE_WITHIN_S)
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
+
+
+async def test_a_background_child_of_a_finished_bash_command_dies_when_xcsh_is_sigkilled(
+    workspace: Workspace,
+) -> None:
+    pidfile = workspace.proj / "pids"
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    assert watchdogs_of(client.process.pid) == []  # started lazily, not at start-up
+    command = f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}; echo started"
+    response = await client.request({"type": "bash", "command": command})
+    assert response["success"] and response["data"]["output"] == "started\n"
+    (child,) = await wait_for_pids(pidfile, 1)
+    try:
+        assert alive(child)
+        assert len(watchdogs_of(client.process.pid)) == 1
+        await sigkill(client)
+        assert await wait_gone([child]) == []
+    finally:
+        kill_leftovers([child])
+
+
+async def test_a_running_bash_tool_command_and_its_children_die_when_xcsh_is_sigkilled(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    pidfile = workspace.proj / "pids"
+    command = f"sleep 1000 >/dev/null 2>&1 & echo $$ $! > {pidfile}; echo started; sleep 1001"
+    fake_llm.script(script.tool_calls(("b1", "bash", {"command": command})), script.text("never reached"))
+    args = ["--model", "fake/fake-model", "--tools", "bash", "--no-session"]
+    client = await RpcClient.start(args=args, cwd=workspace.proj, env=workspace.env)
+    mark = client.mark()
+    await client.prompt("run it")
+    await client.wait_for(
+        lambda f: f.get("type") == "tool_execution_update" and "started" in json.dumps(f["partialResult"]),
+        since=mark,
+        timeout=30,
+    )
+    shell, child = await wait_for_pids(pidfile, 2)
+    fake_llm.reset()  # the second step is never asked for
+    try:
+        assert alive(shell) and alive(child)
+        await sigkill(client)
+        assert await wait_gone([shell, child]) == []
+    finally:
+        kill_leftovers([shell, child])
+
+
+async def test_the_python_kernel_and_a_process_it_started_die_when_xcsh_is_sigkilled(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    pytest.importorskip("ipykernel")
+    pidfile = workspace.proj / "pids"
+    code = (
+        "import os, subprocess\n"
+        "p = subprocess.Popen(['sleep', '1000'])\n"
+        f"open({str(pidfile)!r}, 'w').write(f'{{os.getpid()}} {{p.pid}}\\n')\n"
+        "print('started')"
+    )
+    fake_llm.script(script.tool_calls(("p1", "python", {"cells": [{"code": code}]})), script.text("done"))
+    args = ["--model", "fake/fake-model", "--tools", "python", "--no-session"]
+    client = await RpcClient.start(args=args, cwd=workspace.proj, env=workspace.env)
+    await client.prompt_and_wait("start a process from python")
+    kernel, child = await wait_for_pids(pidfile, 2)
+    try:
+        assert alive(kernel) and alive(child)
+        await sigkill(client)
+        assert await wait_gone([kernel, child]) == []
+    finally:
+        kill_leftovers([kernel, child])
+
+
+async def test_a_normal_exit_ends_background_children_and_leaves_no_watchdog(workspace: Workspace) -> None:
+    pidfile = workspace.proj / "pids"
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    for command in ("echo one", "true", f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"):
+        response = await client.request({"type": "bash", "command": command})
+        assert response["success"]
+    (child,) = await wait_for_pids(pidfile, 1)
+    try:
+        watchdogs = watchdogs_of(client.process.pid)
+        assert len(watchdogs) == 1  # one per xcsh, however many commands ran
+        assert await client.close(timeout=20) == 0
+        assert await wait_gone([child, *watchdogs]) == []
+    finally:
+        kill_leftovers([child])
+
+
+async def test_commands_that_finish_leave_no_group_registered_and_the_watchdog_exits_with_xcsh(
+    workspace: Workspace,
+) -> None:
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    for _ in range(3):
+        response = await client.request({"type": "bash", "command": "echo done"})
+        assert response["data"]["output"] == "done\n"
+    watchdogs = watchdogs_of(client.process.pid)
+    assert len(watchdogs) == 1
+    await sigkill(client)
+    assert await wait_gone(watchdogs) == []
