@@ -45,6 +45,9 @@ LAZY = (
     "json",  # frames decode with msgspec (json.loads only for what msgspec refuses); sessions write with it
     "xcsh.coding.extensions.api",  # the extension machinery: only for a session with extensions
     "xcsh.coding.extensions.runner",
+    "xcsh.coding.extensions.ui",  # the extension UI bridge: only with extensions or approvals on
+    "xcsh.modes.rpc.extension_ui",
+    "xcsh.ai.prefix_cache",  # the converted-history cache: with the first request
     # the built-in tools' code: their definitions are in tools/defs_*.py
     "xcsh.coding.tools.read",
     "xcsh.coding.tools.read_sources",

@@ -7,9 +7,10 @@ tool-call/result pairing is repaired; consecutive text-only user messages are me
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xcsh.agent.types import (
     AgentMessage,
@@ -21,8 +22,10 @@ from xcsh.agent.types import (
     PythonExecutionMessage,
     UserMessage,
 )
-from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.types import ImageContent, Message, TextContent, ToolResultMessage, UserContent
+
+if TYPE_CHECKING:
+    from xcsh.ai.prefix_cache import PrefixCache
 
 COMPACTION_PREAMBLE = (
     "The conversation history before this point was compacted into the following summary. "
@@ -173,7 +176,7 @@ def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     (:class:`~xcsh.ai.prefix_cache.PrefixCache`): messages are recognised by identity, and
     a changed message is always a new object (pruning and compaction replace messages).
     """
-    return _CONVERTED(messages)
+    return _converter()(messages)
 
 
 def _convert_uncached(messages: Sequence[AgentMessage], _params: object = None) -> list[Message]:
@@ -186,7 +189,12 @@ def _starts_turn(message: AgentMessage) -> bool:
     return message.get("role") == "assistant"
 
 
-_CONVERTED: PrefixCache[AgentMessage, Message] = PrefixCache(_convert_uncached, _starts_turn)
+@functools.cache
+def _converter() -> PrefixCache[AgentMessage, Message]:
+    """The one remembering converter, made with the first request (not at start-up)."""
+    from xcsh.ai.prefix_cache import PrefixCache
+
+    return PrefixCache(_convert_uncached, _starts_turn)
 
 
 def _repair_pairs(messages: list[Message]) -> list[Message]:

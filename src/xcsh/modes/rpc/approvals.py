@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from xcsh.coding.approvals import approval_gate_for
-from xcsh.modes.rpc.extension_ui import bridge_for
 
 if TYPE_CHECKING:
     from xcsh.modes.rpc.server import RpcServer
@@ -19,4 +18,6 @@ def wire(server: RpcServer) -> None:
     """Let the session's approval gate (if approvals are on) ask the host."""
     gate = approval_gate_for(server.session)
     if gate is not None:
+        from xcsh.modes.rpc.extension_ui import bridge_for  # the UI bridge: only when approvals are on
+
         gate.ui = bridge_for(server)

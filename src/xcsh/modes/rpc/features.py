@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from xcsh.coding.extensions.feature import runner_for
 from xcsh.modes.rpc import (
     approvals,
     commands_core,
@@ -18,7 +19,6 @@ from xcsh.modes.rpc import (
     commands_ops,
     commands_session,
     commands_todos_hosts,
-    extension_ui,
     warm,
 )
 
@@ -36,7 +36,16 @@ COMMAND_TABLES: tuple[dict[str, Handler], ...] = (
 
 def wirings() -> list[Callable[[RpcServer], None]]:
     """Server hooks of the features (host tools, the extension UI, approvals, provider warm-up), in order."""
-    return [commands_todos_hosts.wire, extension_ui.wire, approvals.wire, warm.wire]
+    return [commands_todos_hosts.wire, _extension_ui, approvals.wire, warm.wire]
+
+
+def _extension_ui(server: RpcServer) -> None:
+    """The extension UI, for a session with extensions: its bridge's code is loaded only then."""
+    if runner_for(server.session) is None:
+        return
+    from xcsh.modes.rpc import extension_ui
+
+    extension_ui.wire(server)
 
 
 def install(server: RpcServer) -> None:
