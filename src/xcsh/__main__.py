@@ -1,6 +1,6 @@
 """`python -m xcsh` entry point."""
 
-from xcsh.cli.main import main
+from xcsh.cli.entry import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

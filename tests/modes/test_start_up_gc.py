@@ -11,12 +11,18 @@ bench/'s business: these tests check only what ran when.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import Workspace
+from xcsh.cli.entry import wants_rpc
+from xcsh.cli.main import main
+from xcsh.modes.rpc import gc_pause
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -26,8 +32,9 @@ def report(phase, info):
     if phase == "stop":
         os.write(2, b"gc-collection generation=%d frozen=%d\\n" % (info["generation"], gc.get_freeze_count()))
 gc.callbacks.append(report)
-from xcsh.cli.main import main
-raise SystemExit(main(sys.argv[1:]))
+import runpy
+sys.argv[0] = "xcsh"
+runpy.run_module("xcsh", run_name="__main__")  # as python -m xcsh
 """
 ARGV = [sys.executable, "-v", "-c", REPORTING, "--mode", "rpc", "--model", "fake/fake-model"]
 PAUSED = "import 'xcsh.modes.rpc.gc_pause'"
@@ -80,6 +87,8 @@ async def test_an_immediate_prompt_reaches_its_first_token_without_a_garbage_col
             delta = await _frame(process.stdout, b'"type":"text_delta"')
         assert delta["assistantMessageEvent"]["delta"] == "first words"  # type: ignore[index]
         assert _collections_after_the_pause(log) == []
+        text = log.read_text(errors="replace")  # paused before the CLI's own imports, not after them
+        assert text.index(PAUSED) < text.index("import 'xcsh.cli.main'")
     finally:
         process.kill()
         await process.wait()
@@ -116,3 +125,31 @@ async def test_collection_resumes_after_start_up_with_the_start_up_heap_frozen(w
     finally:
         process.kill()
         await process.wait()
+
+
+@pytest.mark.parametrize(
+    ("argv", "rpc"),
+    [
+        (["--mode", "rpc"], True),
+        (["--model", "a/b", "--mode=rpc", "--no-session"], True),
+        (["--mode", "json", "hi"], False),
+        (["-p", "rpc"], False),
+        (["conformance", "--mode", "rpc"], False),
+        ([], False),
+    ],
+)
+def test_the_entry_point_takes_only_an_rpc_mode_flag_for_rpc_mode(argv: list[str], rpc: bool) -> None:
+    assert wants_rpc(argv) is rpc
+
+
+def test_a_process_the_entry_point_took_for_rpc_gets_its_collector_back_once_the_flags_say_otherwise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    try:
+        gc_pause.pause()  # what xcsh.cli.entry does at a glance
+        assert not gc.isenabled()
+        assert main(["--system-prompt", "--mode", "rpc", "--version"]) == 0  # the prompt is "--mode"
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == 0  # nothing frozen outside RPC mode
+    finally:
+        gc.enable()

@@ -45,11 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["rpc-schema"]:
         return _print_rpc_schema(argv[1:])
     args = parse_args(argv)
-    if args.mode == "rpc":
-        # before the start-up imports: the collector would walk them again and again
-        from xcsh.modes.rpc.gc_pause import pause
+    from xcsh.modes.rpc import gc_pause
 
-        pause()
+    if args.mode == "rpc":
+        gc_pause.pause()  # before the start-up imports (xcsh.cli.entry may have done it already)
+    else:
+        gc_pause.cancel()  # the entry point's glance at the flags was wrong
     _setup_logging()
     if args.help:
         sys.stdout.write(help_text())

@@ -8,7 +8,7 @@ so far): 12–25 ms of CPU before the first token, on the one thread the whole p
 and it reclaims almost nothing (~600 objects of import-time cycles, ~0.2 MB).
 
 So the CLI's RPC mode turns automatic collection off as soon as it knows its mode
-(:func:`pause`), and :data:`RESUME_AFTER_S` after its event loop starts (``XCSH_GC_RESUME_MS``
+(:func:`pause`; ``xcsh.cli.entry`` already before importing the CLI), and :data:`RESUME_AFTER_S` after its event loop starts (``XCSH_GC_RESUME_MS``
 overrides it) — long after the
 first answer or an immediate prompt's request in any ordinary start — :func:`resume` freezes
 what exists (the start-up heap: modules, classes, the session, which live as long as the
@@ -43,6 +43,14 @@ def pause() -> None:
     if gc.isenabled():
         gc.disable()
         _paused = True
+
+
+def cancel() -> None:
+    """Turn automatic collection back on without freezing, if :func:`pause` turned it off."""
+    global _paused
+    if _paused:
+        _paused = False
+        gc.enable()
 
 
 def resume() -> None:

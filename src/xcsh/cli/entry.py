@@ -1,0 +1,35 @@
+"""The ``xcsh`` command and ``python -m xcsh``: pause the collector for RPC mode, then run the CLI.
+
+Importing :mod:`xcsh.cli.main` itself (flags, ``msgspec``, ``typing``, ``logging`` …) already
+triggers ~20 collections; an RPC process pauses the collector before that
+(:mod:`xcsh.modes.rpc.gc_pause`), judging by ``--mode rpc`` in the arguments. The CLI parses
+the flags properly afterwards and turns collection back on if this was not RPC mode after all.
+"""
+
+from __future__ import annotations
+
+import sys
+from itertools import pairwise
+
+
+def wants_rpc(argv: list[str]) -> bool:
+    """Whether ``argv`` asks for RPC mode (``--mode rpc`` or ``--mode=rpc``), at a glance.
+
+    A subcommand (``conformance``, ``fake-llm`` …: a first argument that is not a flag) is
+    never taken for RPC mode.
+    """
+    if not argv or not argv[0].startswith("-"):
+        return False
+    if "--mode=rpc" in argv:
+        return True
+    return any(arg == "--mode" and value == "rpc" for arg, value in pairwise(argv))
+
+
+def main() -> int:
+    if wants_rpc(sys.argv[1:]):
+        from xcsh.modes.rpc.gc_pause import pause
+
+        pause()
+    from xcsh.cli.main import main as run
+
+    return run()
