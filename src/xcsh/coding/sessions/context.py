@@ -4,7 +4,9 @@ the read-only views over it that RPC exposes (stats, last assistant text).
 Everything here is pure: entries in, values out.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes several times as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast

@@ -5,7 +5,9 @@ keeps only ``id``/``name`` per phase and ``id``/``content``/``status``/``notes``
 (agent-behaviour §8.1): ``details`` lives only in ``todo_write`` results.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes several times as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 import asyncio
 import logging

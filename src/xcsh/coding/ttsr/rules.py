@@ -6,7 +6,9 @@ business (:mod:`xcsh.coding.discovery`, docs/context.md). A rule with a valid
 ``condition`` (legacy ``ttsr_trigger``/``ttsrTrigger``) is a TTSR rule (agent-behaviour §12.1).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
+# compiled ForwardRef, which made this module's classes several times as slow to create at start-up
+# (docs/performance.md, "Fifth session: start-up").
 
 import logging
 import re
