@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import select
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,6 +205,56 @@ def test_nothing_reaches_stdout_while_the_runtime_loads_and_answers(smol_gguf: P
     assert b"STOP:stop" in done.stderr or b"STOP:length" in done.stderr
     assert b"load_model" in done.stderr  # the runtime's own log went to stderr…
     assert done.stdout == b""  # …and nothing at all to stdout
+
+
+def test_the_runtime_and_its_watchdog_end_when_the_process_that_started_it_is_sigkilled(
+    smol_gguf: Path, tmp_path: Path
+) -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from xcsh.ai import watchdog\n"
+        "from xcsh.ai.local.runtime import LocalRuntime, RuntimeSpec\n"
+        "runtime = LocalRuntime(RuntimeSpec(model_path=Path(sys.argv[1]), context_window=2048, threads=1))\n"
+        "runtime.start()\n"
+        "print(runtime.pid, watchdog.watchdog_pid(), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    owner = subprocess.Popen(
+        [sys.executable, "-c", script, str(smol_gguf)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env=_clean_env(),
+    )
+    try:
+        assert owner.stdout is not None
+        ready, _, _ = select.select([owner.stdout], [], [], LOAD_AND_ANSWER_S)
+        assert ready, "the runtime did not start"
+        runtime_pid, watchdog_pid = (int(x) for x in owner.stdout.readline().split())
+        assert watchdog_pid != runtime_pid
+        owner.kill()
+        owner.wait()
+        deadline = time.monotonic() + 30
+        while (left := [p for p in (runtime_pid, watchdog_pid) if _alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left == []
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
 
 
 def _clean_env() -> dict[str, str]:

@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -192,3 +194,43 @@ async def test_commands_that_finish_leave_no_group_registered_and_the_watchdog_e
     assert len(watchdogs) == 1
     await sigkill(client)
     assert await wait_gone(watchdogs) == []
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="needs util-linux setsid")
+async def test_sigkill_of_xcsh_s_whole_process_group_does_not_reach_the_watchdog(
+    workspace: Workspace,
+) -> None:
+    # xcsh leads its own group here (as under a supervisor), so the test can kill that group
+    pidfile = workspace.proj / "pids"
+    command = ["setsid", sys.executable, "-m", "xcsh"]
+    client = await RpcClient.start(command=command, args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    xcsh = client.process.pid
+    assert os.getpgid(xcsh) == xcsh
+    response = await client.request(
+        {"type": "bash", "command": f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"}
+    )
+    assert response["success"]
+    (child,) = await wait_for_pids(pidfile, 1)
+    try:
+        (dog,) = watchdogs_of(xcsh)
+        os.killpg(xcsh, signal.SIGKILL)  # `kill -9 -<pgid>`
+        assert await wait_gone([child, dog]) == []
+        assert await client.close(timeout=GONE_WITHIN_S) == -signal.SIGKILL
+    finally:
+        kill_leftovers([child])
+
+
+async def test_sigterm_ends_the_background_child_of_a_finished_command_too(workspace: Workspace) -> None:
+    pidfile = workspace.proj / "pids"
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    response = await client.request(
+        {"type": "bash", "command": f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"}
+    )
+    assert response["success"]
+    (child,) = await wait_for_pids(pidfile, 1)
+    try:
+        client.process.send_signal(signal.SIGTERM)
+        assert await client.close(timeout=20) == 143
+        assert await wait_gone([child]) == []
+    finally:
+        kill_leftovers([child])
