@@ -48,6 +48,8 @@ LAZY = (
     "xcsh.coding.extensions.ui",  # the extension UI bridge: only with extensions or approvals on
     "xcsh.modes.rpc.extension_ui",
     "xcsh.ai.prefix_cache",  # the converted-history cache: with the first request
+    "xcsh.ai.warm",  # the provider warm-up: once the host is quiet
+    "xcsh.coding.file_mentions",  # a prompt's @file mentions
     # the built-in tools' code: their definitions are in tools/defs_*.py
     "xcsh.coding.tools.read",
     "xcsh.coding.tools.read_sources",

@@ -28,7 +28,6 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from xcsh.ai.warm import warm_in_background
 from xcsh.coding.tools import IMPLEMENTATIONS
 
 if TYPE_CHECKING:
@@ -44,6 +43,7 @@ DEFERRED: tuple[str, ...] = (
     "xcsh.rpc.validation",  # a command with fields is checked against its TypedDict
     "xcsh.rpc.commands",
     "json",  # session lines are written with it (inbound frames need it only when msgspec refuses one)
+    "xcsh.coding.file_mentions",  # a prompt's @file mentions
     "xcsh.agent.tool_calls",
     "xcsh.ai.partial_json",
     "xcsh.coding.compaction.prune",
@@ -74,6 +74,8 @@ def wire(server: RpcServer) -> None:
         nonlocal deferred_importing
         model = server.session.model
         if model.get("api"):
+            from xcsh.ai.warm import warm_in_background  # once the host is quiet, not at start-up
+
             warm_in_background(model["api"], model.get("baseUrl") or "")  # once per api; cheap after
         if deferred_left and not deferred_importing:
             deferred_importing = True
