@@ -73,6 +73,10 @@ class MessageBuilder:
             self._started = True
             self.stream.push({"type": "start", "partial": self.snapshot()})
 
+    def taken(self) -> bool:
+        """Whether the consumer has taken every event pushed so far."""
+        return self.stream.backlog == 0
+
     async def pace(self) -> None:
         """Let the consumer catch up when events pile up; providers await this once per chunk.
 

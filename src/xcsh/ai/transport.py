@@ -36,7 +36,7 @@ import os
 import re
 import ssl
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,6 +60,7 @@ DEFAULT_BASE_URLS: dict[Vendor, str] = {
 }
 _BASE_URL_ENV: dict[Vendor, str] = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 _DRAIN_S = 0.1  # how long to read the rest of a finished stream so its connection can be reused
+_HAND_OVER_TURNS = 8  # loop turns a finished answer's consumer gets before the rest of its body is read
 
 
 USER_AGENT = f"xcsh/{__version__} (Python {sys.version_info[0]}.{sys.version_info[1]})"
@@ -276,9 +277,10 @@ class EventStream:
     Leaving ``async with`` normally after the answer is complete reads what is left of the body
     (briefly), so the connection is reused: a response closed before its body ends takes its
     connection with it, and the next request would open a new one (for https, with a new TLS
-    handshake). That read comes after one turn of the event loop, so a provider that ends its
-    message first lets the agent take the answer (and the host hear of it) before it; the
-    pooled client's next request waits for it (:attr:`PooledClient.settling`).
+    handshake). A provider that ends its message first sets :attr:`handed_over` (whether its
+    consumer has taken every event): that read then waits, a few loop turns at most, until the
+    agent has taken the answer (and the host heard of it); the pooled client's next request
+    waits for the read (:attr:`PooledClient.settling`).
     """
 
     def __init__(self, vendor: Vendor, response: httpx2.Response, pooled: PooledClient | None = None) -> None:
@@ -288,6 +290,7 @@ class EventStream:
         self._chunks: AsyncIterator[bytes] | None = None
         self._events: AsyncGenerator[Any, None] | None = None
         self._complete = False
+        self.handed_over: Callable[[], bool] | None = None
 
     def complete(self) -> None:
         """The answer is over: leaving ``async with`` normally reads the rest of the body first."""
@@ -299,7 +302,10 @@ class EventStream:
         if pooled is not None:
             pooled.settling = settled
         try:
-            await asyncio.sleep(0)  # whoever waits for the finished answer runs first
+            for _ in range(_HAND_OVER_TURNS):  # whoever waits for the finished answer runs first
+                await asyncio.sleep(0)
+                if self.handed_over is None or self.handed_over():
+                    break
             await _drain(chunks)
         finally:
             settled.set_result(None)

@@ -215,6 +215,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     finish: str | None = None
     current_index: int | None = None
     current_id: str | None = None
+    response.handed_over = builder.taken  # the rest of the body is read once the agent has the answer
     async with response as chunks:
         async for chunk in chunks:
             await builder.pace()

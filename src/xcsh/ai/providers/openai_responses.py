@@ -406,6 +406,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     reducer = _Reducer(builder)
     builder.start()
     # `async with` closes the HTTP stream on every exit, including task cancellation (abort)
+    response.handed_over = builder.taken  # the rest of the body is read once the agent has the answer
     async with response as events:
         async for event in events:
             await builder.pace()
