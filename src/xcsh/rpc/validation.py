@@ -36,8 +36,6 @@ def check_command(request: type, frame: dict[str, Any]) -> dict[str, Any] | Inva
     try:
         value: dict[str, Any] = msgspec.convert(frame, type=request, strict=True)
     except msgspec.ValidationError as exc:
-        from xcsh.rpc.validation_errors import explain
-
         return explain(request, frame, str(exc))
     except RecursionError:
         return Invalid("the command is nested too deeply", False, "(frame)")
@@ -48,7 +46,7 @@ def explain(request: type, frame: Any, message: str) -> Invalid:
     """Turn msgspec's ``message`` into an :class:`Invalid` (see :mod:`xcsh.rpc.validation_errors`)."""
     from xcsh.rpc import validation_errors
 
-    return validation_errors.explain(request, frame, message)
+    return Invalid(*validation_errors.explain(request, frame, message))
 
 
 def describe(tp: Any) -> str:

@@ -8,7 +8,6 @@ import re
 from typing import Any, Literal, Union, get_args, get_origin
 
 from xcsh.rpc.typeschema import fields, is_typeddict, required_keys, unwrap
-from xcsh.rpc.validation import Invalid
 
 _AT = re.compile(r" - at `(\$[^`]*)`$")
 _MISSING = re.compile(r"^Object missing required field `([^`]+)`")
@@ -16,8 +15,10 @@ _WRONG_TYPE = re.compile(r"^Expected `[^`]+`, got `[^`]+`")
 _STEP = re.compile(r"\.([A-Za-z_$][\w$]*)|\[(\d+)\]")
 
 
-def explain(request: type, frame: Any, message: str) -> Invalid:
-    """Turn msgspec's ``message`` into an :class:`Invalid` naming the field and its accepted values."""
+def explain(request: type, frame: Any, message: str) -> tuple[str, bool, str]:
+    """Turn msgspec's ``message`` into the fields of an ``Invalid`` (:mod:`xcsh.rpc.validation`):
+    the error text naming the field and its accepted values, whether the answer keeps the
+    command's id, and the field's path."""
     steps: list[str | int] = []
     at = _AT.search(message)
     if at:
@@ -28,10 +29,10 @@ def explain(request: type, frame: Any, message: str) -> Invalid:
     path = _render(steps)
     accepted = describe(_type_at(request, steps))
     if missing:
-        return Invalid(f"'{path}' is required: {accepted}", False, path)
+        return f"'{path}' is required: {accepted}", False, path
     sent = _value_at(frame, steps)
     structural = bool(_WRONG_TYPE.match(message))
-    return Invalid(f"'{path}' must be {accepted}; got {_show(sent)}", not structural, path)
+    return f"'{path}' must be {accepted}; got {_show(sent)}", not structural, path
 
 
 def _steps(path: str) -> list[str | int]:
