@@ -126,3 +126,53 @@ def test_iso_timestamps_round_trip_to_epoch_ms() -> None:
     assert stamp.endswith("Z") and len(stamp) == len("2026-07-02T10:00:00.000Z")
     assert iso_to_epoch_ms("2026-07-02T10:00:05.000Z") == 1_782_986_405_000
     assert iso_to_epoch_ms("not a date") == 0
+
+
+def test_a_line_the_write_transforms_leave_alone_is_the_walked_line_and_so_is_every_other(
+    tmp_path: Any,
+) -> None:
+    """serialize_entry walks an entry for the §4 transforms only when its encoded line shows one
+    may apply; the line is always the one the walk gives (including when a mark is only text)."""
+    import base64
+
+    from xcsh.coding.sessions.blobs import BlobStore
+    from xcsh.coding.sessions.entries import _dumps, prepare_for_persistence
+
+    image = base64.b64encode(b"\x89PNG" + bytes(range(256)) * 8).decode()
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": 'plain \u00e9 \u2028 \x01 "q" 1e-05'}]},
+        {"role": "assistant", "content": [{"type": "text", "text": 'says "partialJson": and NaN'}]},
+        {"role": "assistant", "usage": {"cost": {"input": 3e-05, "total": float("nan")}}, "content": []},
+        {"role": "assistant", "usage": {"cost": {"output": float("-inf")}}, "content": []},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "c", "partialJson": "{"}]},
+        {"role": "toolResult", "details": {"deep": [{"jsonlEvents": []}]}, "content": []},
+        {"role": "toolResult", "content": [{"type": "text", "text": "x" * (MAX_PERSIST_CHARS + 1)}]},
+        {"role": "user", "content": [{"type": "image", "data": image, "mimeType": "image/png"}]},
+        {"role": "user", "content": [{"type": "text", "text": 'a "type":"image" in text'}]},
+        {"role": "user", "content": [{"type": "image_url", "image_url": "data:image/png;base64," + image}]},
+        {"role": "user", "content": [{"type": "text", "text": "lone \ud800 surrogate"}]},
+    ]
+    for blobs in (None, BlobStore(tmp_path)):
+        for message in messages:
+            entry = entry_with(message)
+            assert serialize_entry(entry, blobs) == _dumps(prepare_for_persistence(dict(entry), blobs))  # type: ignore[arg-type]
+
+
+def test_iso_now_writes_the_clock_as_datetime_did(monkeypatch: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from xcsh.coding.sessions import entries
+
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    instants = [
+        1_782_986_405_000_000_000,  # a whole second
+        1_782_986_405_999_999_999,  # the last nanosecond before the next one
+        1_782_986_406_000_999_999,
+        1_709_164_800_123_456_789,  # 2024-02-29, a leap day
+        4_107_542_399_999_000_000,  # the end of 2099
+    ]
+    for ns in instants:
+        monkeypatch.setattr(entries, "_clock", lambda ns=ns: ns)
+        expected = (epoch + timedelta(microseconds=ns // 1000)).isoformat(timespec="milliseconds")
+        assert entries.iso_now() == expected.replace("+00:00", "Z")
+        assert entries.iso_now() == expected.replace("+00:00", "Z")  # the cached second

@@ -14,7 +14,6 @@ import math
 import os
 import threading
 import time
-import uuid
 from collections.abc import Container
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
@@ -212,15 +211,30 @@ def new_session_id() -> str:
 def generate_entry_id(existing: Container[str]) -> str:
     """An 8-hex-digit entry id not in ``existing`` (falls back to a 16-hex snowflake)."""
     for _ in range(100):
-        candidate = uuid.uuid4().hex[-8:]
+        candidate = os.urandom(4).hex()  # as uuid4().hex[-8:] was: 32 random bits, lowercase hex
         if candidate not in existing:
             return candidate
     return new_session_id()
 
 
+_second: tuple[int, str] = (-1, "")  # the last whole second iso_now formatted, and its text
+_clock = time.time_ns  # what iso_now reads (tests set instants)
+
+
 def iso_now() -> str:
-    """Current UTC time as ``2026-07-02T18:38:56.123Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Current UTC time as ``2026-07-02T18:38:56.123Z`` (milliseconds truncated, as ``datetime.now``'s
+    ``isoformat`` wrote it).
+
+    The date and time of day are formatted once per second: two session entries per prompt
+    ask for it, and ``datetime``'s ``isoformat`` took a few microseconds each time.
+    """
+    global _second
+    second, rest = divmod(_clock(), 1_000_000_000)
+    cached, text = _second
+    if cached != second:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second = (second, text)
+    return f"{text}.{rest // 1_000_000:03d}Z"
 
 
 def iso_to_epoch_ms(timestamp: str) -> int:
@@ -319,10 +333,16 @@ def prepare_for_persistence(entry: SessionEntry, blobs: BlobStore | None = None)
     return result
 
 
-def _dumps(obj: Any) -> str:
-    import json  # with the first entry written, not at start-up
+_json_encoder: Any = None  # json.dumps(ensure_ascii=False, separators=(",", ":")) builds one per call
 
-    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+def _dumps(obj: Any) -> str:
+    global _json_encoder
+    if _json_encoder is None:
+        import json  # with the first entry written, not at start-up
+
+        _json_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+    line: str = _json_encoder.encode(obj)
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:
@@ -331,8 +351,32 @@ def _dumps(obj: Any) -> str:
     return line
 
 
+def _untouched(line: str, blobs: BlobStore | None) -> bool:
+    """Whether the write transforms leave the value encoded as ``line`` (compact JSON) as it is.
+
+    Each transform has a mark in the line: a string over the limit makes the line longer than
+    it, a dropped key is written ``"key":`` (a quote inside a string is escaped, so that text
+    is never part of one), a non-finite number ``NaN``/``Infinity``, and with a blob store an
+    image block ``"type":"image"`` and a data URL its ``"image_url":`` key. A mark that is only
+    text inside a string costs the walk, never a different line.
+    """
+    if len(line) > MAX_PERSIST_CHARS or "NaN" in line or "Infinity" in line:
+        return False
+    if any(f'"{key}":' in line for key in TRANSIENT_KEYS):
+        return False
+    return blobs is None or ('"type":"image"' not in line and '"image_url":' not in line)
+
+
 def serialize_entry(entry: SessionEntry | SessionHeader, blobs: BlobStore | None = None) -> str:
-    """One compact JSON line (no trailing newline) for a header or entry, after the write transforms."""
+    """One compact JSON line (no trailing newline) for a header or entry, after the write transforms.
+
+    The entry is encoded as it is first; it is walked for the transforms
+    (:func:`prepare_for_persistence`) only when the line shows one may apply (:func:`_untouched`),
+    which gives the same line.
+    """
+    line = _dumps(entry)
+    if _untouched(line, blobs):
+        return line
     return _dumps(prepare_for_persistence(dict(entry), blobs))
 
 
