@@ -43,6 +43,13 @@ for step in steps:
         watchdog.guard(pids[-1])
     elif step == "release-alive":  # the leader "ended" but the group still has a process
         watchdog.release(pids[-1])
+    elif step == "fork":  # a Python-level fork (multiprocessing's default) that lives on
+        child = os.fork()
+        if child == 0:
+            sys.stdin.close()
+            time.sleep(1000)
+            os._exit(0)
+        pids.append(child)
     elif step == "kill-watchdog":
         dead = watchdog.watchdog_pid()
         os.kill(dead, 9)
@@ -128,6 +135,19 @@ def test_a_watchdog_that_died_is_replaced_and_the_new_one_guards_every_group(
         assert wait_gone([first, second, dog]) == []
     finally:
         kill_all([first, second])
+
+
+def test_a_forked_child_of_the_owner_does_not_hold_the_watchdog_s_pipe_open(
+    owner: list[subprocess.Popen[str]],
+) -> None:
+    process, (group, forked, dog) = start_owner(owner, "guard", "fork")
+    try:
+        process.kill()
+        assert wait_gone([group, dog]) == []
+        assert alive(forked)  # not ours to end: it is in the owner's group, not a guarded one
+    finally:
+        kill_all([group])
+        os.kill(forked, signal.SIGKILL)
 
 
 def test_a_closed_owner_pipe_ends_a_group_that_ignores_sigterm_with_sigkill(tmp_path: Path) -> None:

@@ -183,13 +183,21 @@ async def test_a_normal_exit_ends_background_children_and_leaves_no_watchdog(wor
         kill_leftovers([child])
 
 
-async def test_commands_that_finish_leave_no_group_registered_and_the_watchdog_exits_with_xcsh(
-    workspace: Workspace,
-) -> None:
+async def test_after_commands_that_finish_a_normal_exit_leaves_no_watchdog(workspace: Workspace) -> None:
     client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
     for _ in range(3):
         response = await client.request({"type": "bash", "command": "echo done"})
         assert response["data"]["output"] == "done\n"
+    watchdogs = watchdogs_of(client.process.pid)
+    assert len(watchdogs) == 1
+    assert await client.close(timeout=20) == 0
+    assert await wait_gone(watchdogs) == []
+
+
+async def test_the_watchdog_of_a_sigkilled_xcsh_exits_too(workspace: Workspace) -> None:
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    response = await client.request({"type": "bash", "command": "echo done"})
+    assert response["success"]
     watchdogs = watchdogs_of(client.process.pid)
     assert len(watchdogs) == 1
     await sigkill(client)
