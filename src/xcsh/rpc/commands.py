@@ -7,6 +7,10 @@ docstring and its fields' ``Meta(description=…)`` become the schema's descript
 
 Optional fields accept ``null`` as "absent" (hosts that serialise ``None``). Fields a
 command does not declare are ignored. To add a command, see :mod:`xcsh.rpc.protocol`.
+
+The prompting commands (§5.1) and the field types every command shares are defined in
+:mod:`xcsh.rpc.commands_prompt` and imported here, so a first prompt is validated without
+creating the rest.
 """
 
 from __future__ import annotations
@@ -15,21 +19,16 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
-from xcsh.ai.types import ImageContent
+from xcsh.rpc.commands_prompt import AbortAndPromptCommand as AbortAndPromptCommand
+from xcsh.rpc.commands_prompt import AbortCommand as AbortCommand
+from xcsh.rpc.commands_prompt import FollowUpCommand as FollowUpCommand
+from xcsh.rpc.commands_prompt import Id as Id
+from xcsh.rpc.commands_prompt import Images as Images
+from xcsh.rpc.commands_prompt import Message as Message
+from xcsh.rpc.commands_prompt import PromptCommand as PromptCommand
+from xcsh.rpc.commands_prompt import SteerCommand as SteerCommand
 
-# ---- shared field types ----------------------------------------------------------------
-Id = Annotated[
-    Any,
-    Meta(
-        description="Correlation id, echoed in the command's response. A string in practice; "
-        "any JSON value is echoed as sent, and null counts as absent."
-    ),
-]
-Message = Annotated[str, Meta(description="The user message text.")]
-Images = Annotated[
-    list[ImageContent] | None,
-    Meta(description="Images attached to the message (base64 `data` and `mimeType`)."),
-]
+# ---- shared field types (Id, Message and Images: xcsh.rpc.commands_prompt) ----------------
 QueueModeField = Annotated[
     Literal["all", "one-at-a-time"],
     Meta(description="`one-at-a-time` delivers one queued message per turn; `all` delivers every one."),
@@ -69,67 +68,6 @@ class HostToolDefinition(TypedDict):
     hidden: NotRequired[
         Annotated[bool | None, Meta(description="Registered but not offered to the model when true.")]
     ]
-
-
-# ---- prompting (§5.1) --------------------------------------------------------------------
-class PromptCommand(TypedDict):
-    """Start a run with a user message; answered at once, the run is observed through events.
-
-    While the agent is busy, `streamingBehavior` queues the message; without it the prompt
-    fails with a second response. A continuation the agent started by itself never makes
-    a prompt fail (rpc-protocol §5.1 project decision).
-    """
-
-    type: Literal["prompt"]
-    id: NotRequired[Id]
-    message: Message
-    images: NotRequired[Images]
-    streamingBehavior: NotRequired[
-        Annotated[
-            Literal["steer", "followUp"] | None,
-            Meta(description="How to queue the message when the agent is busy."),
-        ]
-    ]
-    locale: NotRequired[
-        Annotated[
-            str | None,
-            Meta(description="Reference extra: answer in this locale from now on (as `set_locale`)."),
-        ]
-    ]
-
-
-class SteerCommand(TypedDict):
-    """Queue a steering message, delivered at the next turn (or with the next run when idle)."""
-
-    type: Literal["steer"]
-    id: NotRequired[Id]
-    message: Message
-    images: NotRequired[Images]
-
-
-class FollowUpCommand(TypedDict):
-    """Queue a follow-up message, delivered when the agent would otherwise stop."""
-
-    type: Literal["follow_up"]
-    id: NotRequired[Id]
-    message: Message
-    images: NotRequired[Images]
-
-
-class AbortCommand(TypedDict):
-    """Stop the current run (and any retry wait or scheduled continuation); answered once idle."""
-
-    type: Literal["abort"]
-    id: NotRequired[Id]
-
-
-class AbortAndPromptCommand(TypedDict):
-    """`abort`, then `prompt` with this message; a later failure is a second response."""
-
-    type: Literal["abort_and_prompt"]
-    id: NotRequired[Id]
-    message: Message
-    images: NotRequired[Images]
 
 
 class NewSessionCommand(TypedDict):

@@ -39,7 +39,7 @@ class CommandSpec(msgspec.Struct, frozen=True):
     """One command of the protocol."""
 
     name: str
-    request_name: str  # the request frame's TypedDict: its name in xcsh.rpc.commands
+    request_name: str  # the request frame's TypedDict: its name in xcsh.rpc.commands (or commands_prompt)
     # the type of the success response's ``data``: a type, or the name of one in
     # :mod:`xcsh.rpc.results` (``"Name | None"`` when it may be null), see :meth:`data_type`
     data: Any = NoData
@@ -52,9 +52,14 @@ class CommandSpec(msgspec.Struct, frozen=True):
         """The request's ``TypedDict``. :mod:`xcsh.rpc.commands` (~150 ``TypedDict`` classes) is
         imported on the first use, not at start-up: a command without fields needs no validation
         (``_FIELDLESS``), so the first ``get_state`` answer is given without it."""
-        from xcsh.rpc import commands
+        from xcsh.rpc import commands_prompt
 
-        found: type = getattr(commands, self.request_name)
+        # the prompting commands first: an immediate prompt then skips the ~50 other classes
+        found: type | None = getattr(commands_prompt, self.request_name, None)
+        if found is None:
+            from xcsh.rpc import commands
+
+            found = getattr(commands, self.request_name)
         return found
 
     def data_type(self) -> Any:
