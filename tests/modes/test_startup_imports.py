@@ -50,6 +50,8 @@ LAZY = (
     "xcsh.ai.prefix_cache",  # the converted-history cache: with the first request
     "xcsh.ai.warm",  # the provider warm-up: once the host is quiet
     "xcsh.coding.file_mentions",  # a prompt's @file mentions
+    "xcsh.coding.sessions.loading",  # reading a session file: only to open an existing one
+    "xcsh.coding.sessions.migrate",
     # the built-in tools' code: their definitions are in tools/defs_*.py
     "xcsh.coding.tools.read",
     "xcsh.coding.tools.read_sources",

@@ -18,7 +18,7 @@ from xcsh.coding.hooks import SessionHooks
 from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.sessions.branching import branch_to_new_file
 from xcsh.coding.sessions.context import SessionContext, message_text
-from xcsh.coding.sessions.loading import NotASessionError
+from xcsh.coding.sessions.entries import NotASessionError
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore
 

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Container
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
 from xcsh.agent.types import AgentMessage
@@ -41,6 +42,17 @@ SessionEntry = dict[str, Any]
 
 class SessionError(Exception):
     """Base class of the session store's errors."""
+
+
+class NotASessionError(SessionError):
+    """The file has content but is not a session file; it was left untouched."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is not a session file (it has content but no session header); "
+            "refusing to open it so that nothing in it is overwritten"
+        )
+        self.path = path
 
 
 class SessionHeader(TypedDict):

@@ -13,9 +13,9 @@ from typing import cast
 import msgspec
 
 from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
+from xcsh.coding.sessions.entries import NotASessionError as NotASessionError  # its old home
 from xcsh.coding.sessions.entries import (
     SessionEntry,
-    SessionError,
     SessionHeader,
     is_valid_header,
     parse_line,
@@ -26,17 +26,6 @@ from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_rep
 logger = logging.getLogger(__name__)
 
 _SNIFF_BYTES = 1 << 20
-
-
-class NotASessionError(SessionError):
-    """The file has content but is not a session file; it was left untouched."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} is not a session file (it has content but no session header); "
-            "refusing to open it so that nothing in it is overwritten"
-        )
-        self.path = path
 
 
 def check_openable(path: Path) -> None:

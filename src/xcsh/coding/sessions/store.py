@@ -49,9 +49,8 @@ from xcsh.coding.sessions.entries import (
     new_header,
     session_file_name,
 )
+from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.fileio import repair_tail
-from xcsh.coding.sessions.loading import NotASessionError as NotASessionError
-from xcsh.coding.sessions.loading import check_openable, read_session_file
 from xcsh.coding.sessions.lock import SessionFileLock
 from xcsh.coding.sessions.writer import SessionFileWriter
 from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
@@ -178,6 +177,8 @@ class SessionStore:
         :class:`~xcsh.coding.sessions.lock.SessionLockedError` when another store holds
         the file, ``OSError`` when it cannot be read or written.
         """
+        from xcsh.coding.sessions.loading import check_openable  # opening a file only: not a new session
+
         path = Path(os.path.abspath(os.path.expanduser(path)))
         check_openable(path)
         make_private_dirs(path.parent)
@@ -193,6 +194,8 @@ class SessionStore:
     def _load(
         cls, path: Path, lock: SessionFileLock, cwd_for_new: Path, blob_dir: Path | None, session_dir: Path
     ) -> SessionStore:
+        from xcsh.coding.sessions.loading import read_session_file
+
         blobs = BlobStore(blob_dir) if blob_dir is not None else None
         loaded = read_session_file(path, blobs)
         store = cls(
