@@ -44,7 +44,7 @@ PRUNE_INTERVAL_S = 2.0
 
 # $1 (our pid) is only for people reading `ps`. A line is "+N" or "-N" with N a decimal
 # process-group id > 1 (anything else is ignored: the value is used as an array index).
-# Indexed arrays, `${!g[@]}` and plain `read` work in bash 3.2 (macOS) as in bash 5.
+# Only what bash 3.2 (macOS) has too: indexed arrays, `${!g[@]}`, plain `read` (no `read -t`).
 _SCRIPT = r"""trap '' INT HUP
 g=()
 while read -r line; do
