@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -41,6 +42,15 @@ for step in steps:
     if step == "guard":
         pids.append(group())
         watchdog.guard(pids[-1])
+    elif step == "guard-timeout":  # `timeout` moves itself and its command to a group of their own
+        shell = subprocess.Popen(
+            ["bash", "-c", "timeout 1000 sleep 1000 & echo $!; wait"],
+            start_new_session=True, stdout=subprocess.PIPE, text=True,
+        )
+        escaped = int(shell.stdout.readline())
+        wait_until(lambda: os.getpgid(escaped) == escaped)
+        watchdog.guard(shell.pid)
+        pids += [shell.pid, escaped]
     elif step == "release-alive":  # the leader "ended" but the group still has a process
         watchdog.release(pids[-1])
     elif step == "fork":  # a Python-level fork (multiprocessing's default) that lives on
@@ -123,6 +133,35 @@ def test_every_guarded_group_ends_when_the_owner_is_sigkilled_and_the_watchdog_e
         assert wait_gone([*groups, dog]) == []
     finally:
         kill_all(groups)
+
+
+@pytest.mark.skipif(shutil.which("pkill") is None, reason="sessions are reached with pkill -s")
+def test_a_process_that_left_the_group_for_another_in_the_same_session_ends_too(
+    owner: list[subprocess.Popen[str]],
+) -> None:
+    process, (shell, escaped, dog) = start_owner(owner, "guard-timeout")
+    try:
+        assert os.getpgid(escaped) != shell and os.getsid(escaped) == shell
+        process.kill()
+        assert wait_gone([shell, escaped, dog]) == []
+        assert session_members(shell) == []  # the sleep `timeout` started too
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(shell)], check=False)
+
+
+def session_members(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (Linux /proc)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[3]) == sid and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
 
 
 def test_a_watchdog_that_died_is_replaced_and_the_new_one_guards_every_group(

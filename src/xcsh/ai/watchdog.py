@@ -13,7 +13,8 @@ is started (:func:`guard`), one small ``bash`` process is started beside us:
 
 We write ``+PGID`` when a group starts and ``-PGID`` when it is gone. When the pipe reaches
 EOF — this process ended, by any means — the watchdog sends SIGTERM to every group it
-holds, SIGKILL to what is left after :data:`GRACE_S`, and exits. It holds nothing else and
+holds and to the sessions they lead (``pkill -s``, so a ``timeout`` that moved to a group of
+its own is reached too), SIGKILL to what is left after :data:`GRACE_S`, and exits. It holds nothing else and
 never wakes up before that EOF.
 
 A group whose leader ended may still hold processes (``server &`` in a command that
@@ -43,7 +44,9 @@ GRACE_S = 0.5
 PRUNE_INTERVAL_S = 2.0
 
 # $1 (our pid) is only for people reading `ps`. A line is "+N" or "-N" with N a decimal
-# process-group id > 1 (anything else is ignored: the value is used as an array index).
+# process-group id > 1 (anything else is ignored: the value is used as an array index). Every
+# guarded group leads its own session too, so at EOF `pkill -s` (procps, BSD) also reaches
+# processes that moved to another group of that session (`timeout` does: setpgid).
 # Only what bash 3.2 (macOS) has too: indexed arrays, `${!g[@]}`, plain `read` (no `read -t`).
 _SCRIPT = r"""trap '' INT HUP
 g=()
@@ -53,13 +56,18 @@ while read -r line; do
   case $line in +*) g[p]=1 ;; -*) unset "g[p]" ;; esac
 done
 ((${#g[@]})) || exit 0
-for p in "${!g[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
+ids=$(IFS=,; echo "${!g[*]}")
+signal_all() {
+  for p in "${!g[@]}"; do kill -"$1" -- "-$p" 2>/dev/null; done
+  command -v pkill >/dev/null && pkill -"$1" -s "$ids" 2>/dev/null
+}
+signal_all TERM
 for _ in 1 2 3 4 5; do
   for p in "${!g[@]}"; do kill -0 -- "-$p" 2>/dev/null || unset "g[p]"; done
-  ((${#g[@]})) || exit 0
+  ((${#g[@]})) || { command -v pgrep >/dev/null && pgrep -s "$ids" >/dev/null; } || exit 0
   sleep 0.1
 done
-for p in "${!g[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
+signal_all KILL
 """
 
 _lock = threading.Lock()
@@ -81,8 +89,8 @@ def command(owner_pid: int) -> list[str]:
 def guard(pgid: int) -> None:
     """Have process group ``pgid`` ended if this process dies; starts the watchdog the first time.
 
-    ``pgid`` must be a group we started (a child started with ``start_new_session=True``
-    leads its own group: its pid). Our own group and ids ≤ 1 raise ``ValueError``. If the
+    ``pgid`` must be a group we started, leading its own session (a child started with
+    ``start_new_session=True``: its pid). Our own group and ids ≤ 1 raise ``ValueError``. If the
     watchdog cannot be started, a warning is logged and the child runs unguarded.
     """
     if pgid <= 1 or pgid == os.getpgrp():
