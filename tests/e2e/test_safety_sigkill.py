@@ -118,6 +118,49 @@ async def test_a_background_child_of_a_finished_bash_command_dies_when_xcsh_is_s
         kill_leftovers([child])
 
 
+def open_files(pid: int) -> dict[int, str]:
+    """fd → what it points at (``pipe:[inode]``, a path …) for process ``pid``."""
+    found = {}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            found[int(fd.name)] = os.readlink(fd)
+    return found
+
+
+def holders(target: str) -> set[int]:
+    """Pids of the processes with an fd on ``target`` (those we may inspect)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if target in open_files(int(entry.name)).values():
+                    found.add(int(entry.name))
+    return found
+
+
+async def test_only_xcsh_holds_the_watchdog_s_pipe_and_the_watchdog_has_nothing_else_open(
+    workspace: Workspace,
+) -> None:
+    pidfile = workspace.proj / "pids"
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    command = f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"
+    assert (await client.request({"type": "bash", "command": command}))["success"]
+    (child,) = await wait_for_pids(pidfile, 1)
+    try:
+        (dog,) = watchdogs_of(client.process.pid)
+        files = open_files(dog)
+        pipe = files[0]
+        assert pipe.startswith("pipe:")
+        assert {fd: target for fd, target in files.items() if fd != 0} == {1: "/dev/null", 2: "/dev/null"}
+        assert os.readlink(f"/proc/{dog}/cwd") == "/"
+        # the write end is in xcsh alone: not in the command's processes, not in the protocol's pipes
+        assert holders(pipe) == {client.process.pid, dog}
+        assert pipe not in open_files(child).values()
+        assert await client.close(timeout=20) == 0
+    finally:
+        kill_leftovers([child])
+
+
 async def test_a_running_bash_tool_command_and_its_children_die_when_xcsh_is_sigkilled(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
