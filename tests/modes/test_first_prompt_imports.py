@@ -45,6 +45,11 @@ LATER = (
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.bash.session",  # the host's bash command
     "xcsh.coding.extensions.runner",  # only for a session with extensions
+    "xcsh.coding.extensions.ui",  # the extension UI bridge: with extensions or approvals on
+    "xcsh.modes.rpc.extension_ui",
+    "xcsh.coding.sessions.loading",  # reading a session file: only to open an existing one
+    "xcsh.coding.sessions.listing",
+    "xcsh.coding.host_ops",  # the host commands' code
     "xcsh.coding.small_guards",
     "xcsh.rpc.results",
     "difflib",

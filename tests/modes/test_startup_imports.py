@@ -52,6 +52,8 @@ LAZY = (
     "xcsh.coding.file_mentions",  # a prompt's @file mentions
     "xcsh.coding.sessions.loading",  # reading a session file: only to open an existing one
     "xcsh.coding.sessions.migrate",
+    "xcsh.coding.sessions.listing",  # finding an existing session (--continue, --session, --fork)
+    "xcsh.coding.host_ops",  # the code of get_commands, list_sessions, get_tree …
     # the built-in tools' code: their definitions are in tools/defs_*.py
     "xcsh.coding.tools.read",
     "xcsh.coding.tools.read_sources",
