@@ -37,6 +37,7 @@ LATER = (
     "xcsh.rpc.validation_errors",  # the wording of an invalid command: on the first one
     "xcsh.rpc.typeschema",
     "xcsh.rpc.commands",  # the other commands' TypedDicts: the prompt's are in rpc/commands_prompt
+    "xcsh.coding.file_mentions",  # only for a prompt with an @
     "xcsh.agent.tool_calls",  # tool execution: once an answer is in
     "xcsh.agent.validation",
     "xcsh.ai.partial_json",  # partial JSON of streamed tool arguments: on the first tool call

@@ -152,11 +152,12 @@ class RunChain:
         initial.append(user_message(text, images))
         initial.extend(self._hidden_next_turn)
         self._hidden_next_turn = []
-        from xcsh.coding.file_mentions import build_file_mention  # with a prompt, not at start-up
+        if "@" in text:  # every mention starts with one; without it the module is not needed
+            from xcsh.coding.file_mentions import build_file_mention
 
-        mention = build_file_mention(text, self._cwd)
-        if mention is not None:
-            initial.append(mention)
+            mention = build_file_mention(text, self._cwd)
+            if mention is not None:
+                initial.append(mention)
         for contribute in self._hooks.after_user_message:
             initial.extend(contribute(text))
         return initial
