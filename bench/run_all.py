@@ -18,6 +18,7 @@ SCRIPTS = [
     "bench_prompt_cpu.py",
     "bench_session_load.py",
     "bench_compaction.py",
+    "bench_watchdog.py",
 ]
 
 
