@@ -222,3 +222,68 @@ def test_plugin_skills_are_offered_only_when_enabled(tree: Tree) -> None:
     assert [s.name for s in select_skills(skills, SkillSelection(plugin_skills=True), home=tree.home)] == [
         "kit:audit"
     ]
+
+
+def _nested_reference(cwd: Path, limit: int, max_dirs: int) -> list[str]:
+    """The listing as first written (every entry sorted and stat'ed), to compare the fast walk with."""
+    import os
+
+    from xcsh.coding.discovery.subdirs import FILE_NAMES, MAX_DEPTH, MIN_DEPTH, SKIPPED
+
+    found: list[str] = []
+    visited = 0
+    level: list[tuple[Path, int]] = [(cwd, 0)]
+    while level and len(found) < limit and visited < max_dirs:
+        next_level: list[tuple[Path, int]] = []
+        for directory, depth in level:
+            visited += 1
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError:
+                continue
+            names = {e.name for e in entries if e.is_file()}
+            if depth >= MIN_DEPTH:
+                name = next((n for n in FILE_NAMES if n in names), None)
+                if name is not None:
+                    found.append((directory / name).relative_to(cwd).as_posix())
+            if depth < MAX_DEPTH:
+                next_level += [
+                    (Path(e.path), depth + 1)
+                    for e in entries
+                    if e.is_dir(follow_symlinks=False)
+                    and not e.name.startswith(".")
+                    and e.name not in SKIPPED
+                ]
+        level = next_level
+    return sorted(found)[:limit]
+
+
+@pytest.mark.parametrize(("limit", "max_dirs"), [(200, 5000), (7, 5000), (200, 25), (3, 9)])
+def test_the_instruction_file_walk_finds_what_a_full_sorted_walk_finds_within_its_bounds(
+    tmp_path: Path, limit: int, max_dirs: int
+) -> None:
+    import random
+
+    from xcsh.coding.discovery.subdirs import nested_instruction_files
+
+    rng = random.Random(7)
+    names = ["a", "B", "c1", "z", ".h", "node_modules", "XCSH.md", "AGENTS.md", "é"]
+    directories = [tmp_path]
+    for _ in range(120):  # a random tree six levels deep: dirs, instruction files, dirs named like files
+        parent = rng.choice(directories)
+        if len(parent.relative_to(tmp_path).parts) >= 6:
+            continue
+        child = parent / rng.choice(names)
+        if child.exists():
+            continue
+        if rng.random() < 0.6:
+            child.mkdir()
+            directories.append(child)
+        else:
+            child.write_text("x")
+    (tmp_path / "a").mkdir(exist_ok=True)
+    (tmp_path / "a" / "link").symlink_to(tmp_path)  # a symlinked directory is not followed
+    (tmp_path / "a" / "AGENTS.md").symlink_to(tmp_path / "a" / "missing")  # a dangling link is no file
+    expected = _nested_reference(tmp_path, limit, max_dirs)
+    assert nested_instruction_files(tmp_path, limit=limit, max_dirs=max_dirs) == expected
+    assert limit < 200 or max_dirs < 5000 or expected  # the full walk finds some

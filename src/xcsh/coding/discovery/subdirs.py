@@ -19,31 +19,46 @@ MAX_DIRS = 5000
 SKIPPED = frozenset({"node_modules", ".git"})
 
 
-def nested_instruction_files(cwd: Path) -> list[str]:
-    """Paths (relative to ``cwd``, ``/``-separated, sorted) of instruction files below it."""
+def nested_instruction_files(cwd: Path, *, limit: int = LIMIT, max_dirs: int = MAX_DIRS) -> list[str]:
+    """Paths (relative to ``cwd``, ``/``-separated, sorted) of instruction files below it.
+
+    Breadth first, a whole level at a time, until a level ends with ``max_dirs`` directories
+    visited or ``limit`` files found (so the order within a level does not change the result).
+    Only the entries named like an instruction file are checked for being files and nothing is
+    sorted but the result: the walk runs before the first answer, and a large tree has tens of
+    thousands of entries within four levels.
+    """
     found: list[str] = []
     visited = 0
-    level: list[tuple[Path, int]] = [(cwd, 0)]
-    while level and len(found) < LIMIT and visited < MAX_DIRS:
-        next_level: list[tuple[Path, int]] = []
-        for directory, depth in level:
+    level: list[tuple[str, str, int]] = [(os.fspath(cwd), "", 0)]  # (path, relative path, depth)
+    while level and len(found) < limit and visited < max_dirs:
+        next_level: list[tuple[str, str, int]] = []
+        for directory, relative, depth in level:
             visited += 1
+            files: set[str] = set()
+            subdirs: list[str] = []
             try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name in FILE_NAMES and entry.is_file():
+                            files.add(name)
+                        elif (
+                            depth < MAX_DEPTH
+                            and not name.startswith(".")
+                            and name not in SKIPPED
+                            and entry.is_dir(follow_symlinks=False)
+                        ):
+                            subdirs.append(name)
             except OSError:
                 continue
-            names = {e.name for e in entries if e.is_file()}
             if depth >= MIN_DEPTH:
-                name = next((n for n in FILE_NAMES if n in names), None)
-                if name is not None:
-                    found.append((directory / name).relative_to(cwd).as_posix())
-            if depth < MAX_DEPTH:
-                next_level += [
-                    (Path(e.path), depth + 1)
-                    for e in entries
-                    if e.is_dir(follow_symlinks=False)
-                    and not e.name.startswith(".")
-                    and e.name not in SKIPPED
-                ]
+                chosen = next((n for n in FILE_NAMES if n in files), None)
+                if chosen is not None:
+                    found.append(f"{relative}/{chosen}")
+            for sub in subdirs:
+                next_level.append(
+                    (os.path.join(directory, sub), f"{relative}/{sub}" if relative else sub, depth + 1)
+                )
         level = next_level
-    return sorted(found)[:LIMIT]
+    return sorted(found)[:limit]
