@@ -84,37 +84,42 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
     except (KeyError, ImportError) as exc:
         builder.fail(str(exc))
         return
-    work = asyncio.ensure_future(run(model, context, options, builder))
-    # an abort cancels the provider task at once (cancelling it closes its HTTP response); a
-    # callback rather than a task waiting on the signal beside it: one task fewer per call
-    interrupted: list[bool] = []
+    # the provider runs in this task, and an abort cancels it (which closes the provider's HTTP
+    # response) through a signal callback: no task of its own, no task waiting on the signal
+    task = asyncio.current_task()
+    running, interrupted = [True], [False]
 
     def interrupt() -> None:
-        if not work.done():
-            interrupted.append(True)
-            work.cancel()
+        if running[0] and task is not None:
+            interrupted[0] = True
+            task.cancel()
 
     unlink = signal.add_callback(interrupt) if signal is not None else None
+    failure: BaseException | None = None
     try:
-        await asyncio.wait({work})
-    except asyncio.CancelledError:
-        work.cancel()
-        if not builder.stream.ended:
-            builder.fail("", aborted=True)
-        raise
+        await run(model, context, options, builder)
+    except asyncio.CancelledError as exc:
+        if interrupted[0] and task is not None:
+            task.uncancel()  # the abort's cancellation ends here
+        elif task is not None and task.cancelling():
+            if not builder.stream.ended:  # cancelled from outside: the stream ends aborted
+                builder.fail("", aborted=True)
+            raise
+        else:
+            failure = exc  # the provider's own
+    except Exception as exc:
+        failure = exc
     finally:
+        running[0] = False
         if unlink is not None:
             unlink()
     if builder.stream.ended:
         # over before the provider returned (it reads the rest of the body after ending the
         # message): an abort or failure since concerns the connection, not the answer
-        if not work.cancelled():
-            work.exception()  # retrieved: not logged as never retrieved
         return
-    if interrupted:
+    if interrupted[0]:
         builder.fail("", aborted=True)
         return
-    failure = work.exception() if not work.cancelled() else asyncio.CancelledError()
     if failure is None:
         builder.finish()
     elif signal is not None and signal.aborted:
