@@ -14,8 +14,8 @@ is started (:func:`guard`), one small ``bash`` process is started beside us:
 We write ``+PGID`` when a group starts and ``-PGID`` when it is gone. When the pipe reaches
 EOF — this process ended, by any means — the watchdog sends SIGTERM to every group it
 holds and to the sessions they lead (``pkill -s``, so a ``timeout`` that moved to a group of
-its own is reached too), SIGKILL to what is left after :data:`GRACE_S`, and exits. It holds nothing else and
-never wakes up before that EOF.
+its own is reached too), SIGKILL to what is left after :data:`GRACE_S`, and exits. Until
+then it only wakes to read a line; it has no timer and holds nothing else.
 
 A group whose leader ended may still hold processes (``server &`` in a command that
 finished): :func:`release` keeps it registered until it is empty, checked every
