@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -181,6 +182,38 @@ async def test_abort_also_kills_background_children_of_the_command(
         pid = int(result.output.split("child=")[1].split()[0])
         await wait_until_gone(pid)
     assert result.cancelled is True
+
+
+# GNU timeout puts itself and its command in a process group of their own (same session); the
+# command reports its pid once it has (field 5 of /proc/PID/stat is the group)
+ESCAPING = (
+    "timeout 30 sleep 30 & c=$!; "
+    'for _ in $(seq 100000); do read -r _ _ _ _ g _ < /proc/$c/stat; [ "$g" = "$c" ] && break; done; '
+    "echo child=$c; wait"
+)
+needs_pkill = pytest.mark.skipif(shutil.which("pkill") is None, reason="the session is reached with pkill -s")
+
+
+@needs_pkill
+async def test_abort_also_ends_a_process_that_moved_to_another_group_of_the_command_s_session(
+    session: BashSession,
+) -> None:
+    controller = AbortController()
+    _, on_output = _abort_when(controller, "child=")
+    async with asyncio.timeout(10):
+        result = await session.run(ESCAPING, signal=controller.signal, on_output=on_output)
+        pid = int(result.output.split("child=")[1].split()[0])
+        await wait_until_gone(pid)
+    assert result.cancelled is True
+
+
+@needs_pkill
+async def test_a_timed_out_command_s_escaped_process_ends_too(session: BashSession) -> None:
+    async with asyncio.timeout(10):
+        result = await session.run(ESCAPING, timeout_s=0.5)
+        pid = int(result.output.split("child=")[1].split()[0])
+        await wait_until_gone(pid)
+    assert result.timed_out is True
 
 
 async def test_timeout_cancels_with_a_timed_out_notice(session: BashSession) -> None:

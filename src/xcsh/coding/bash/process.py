@@ -5,7 +5,8 @@
   Child output only ever goes to that pipe, never to our stdout.
 - Abort (an :class:`~xcsh.ai.abort.AbortSignal`) or timeout sends SIGTERM to the
   whole group, then SIGKILL after a short grace, and stops waiting for the pipe
-  shortly after the shell is gone (background children may hold it open).
+  shortly after the shell is gone (background children may hold it open). What is left
+  of the command's session in other groups (GNU ``timeout``) gets the same, afterwards.
 - Output goes through :class:`~xcsh.coding.bash.capture.OutputCapture`.
 - Every running group is registered so :func:`terminate_all_groups` can end them all when
   the process itself is told to stop (SIGTERM/SIGHUP/SIGINT, see ``xcsh.modes.signals``).
@@ -186,6 +187,41 @@ async def _terminate(pid: int, wait_task: asyncio.Task[int], grace_s: float) -> 
     if not done:
         _kill_group(pid, signal_module.SIGKILL)
         await asyncio.wait({wait_task}, timeout=5.0)
+    await _end_rest_of_session(pid, grace_s)
+
+
+async def _end_rest_of_session(sid: int, grace_s: float) -> None:
+    """SIGTERM what is left of the command's session once its group is gone, SIGKILL after ``grace_s``.
+
+    That is a process that moved to another group of the session — GNU ``timeout`` does,
+    with its command. One ``pkill`` when nothing is left; skipped where ``pkill`` is missing.
+    """
+    pkill = shutil.which("pkill")
+    if pkill is None:
+        return
+    if await _run_quietly(pkill, "-TERM", "-s", str(sid)) != 0:  # 1: no process matched
+        return
+    await asyncio.sleep(grace_s)  # their grace, as the group had
+    await _run_quietly(pkill, "-KILL", "-s", str(sid))
+
+
+async def _run_quietly(*argv: str) -> int | None:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    try:
+        async with asyncio.timeout(5.0):
+            return await proc.wait()
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return None
 
 
 def shell_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
