@@ -78,7 +78,8 @@ async def test_an_immediate_prompt_reaches_its_first_token_without_a_garbage_col
 ) -> None:
     fake_llm.script(script.hold("first words"))
     log = tmp_path / "stderr.txt"
-    process = await _spawn(workspace, log)
+    # resumed only long after the first token, however slow the machine (the default is 1 s)
+    process = await _spawn(workspace, log, XCSH_GC_RESUME_MS="600000")
     assert process.stdin is not None and process.stdout is not None
     try:
         process.stdin.write(b'{"type":"prompt","message":"hi","id":"p1"}\n')  # before it is ready
