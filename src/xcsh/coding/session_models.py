@@ -45,6 +45,7 @@ class ModelControl:
         self._agent = agent
         self._registry = registry
         self._settings = settings
+        self._budgets: tuple[int, dict[str, int]] = (-1, {})  # (settings.version, thinking_budgets())
         self._store = store  # the session's current store (it changes on new/switch/branch)
         self._scoped = scoped_models
 
@@ -141,16 +142,31 @@ class ModelControl:
 
     def stream_options(self, model: Model, signal: AbortSignal) -> StreamOptions:
         """The options of one model call: key, abort signal, thinking level and budgets, session id."""
-        budgets = self._settings.get("thinkingBudgets") or {}
         options = StreamOptions(
             api_key=self._registry.api_key_for(model["provider"]),
             signal=signal,
             reasoning=self._agent.thinking_level,
             session_id=self._store().session_id,
         )
-        if isinstance(budgets, dict):
-            options.thinking_budgets.update({k: int(v) for k, v in budgets.items() if isinstance(v, int)})
+        options.thinking_budgets.update(self.thinking_budgets())
         return options
+
+    def thinking_budgets(self) -> dict[str, int]:
+        """The configured ``thinkingBudgets`` (integer values only), read again after any settings change.
+
+        ``Settings.get`` hands out a deep copy of a mapping, once per model call before this;
+        the result is shared: callers copy it (``stream_options`` updates its own dict).
+        """
+        version = self._settings.version
+        if self._budgets[0] != version:
+            budgets = self._settings.get("thinkingBudgets") or {}
+            valid = (
+                {k: int(v) for k, v in budgets.items() if isinstance(v, int)}
+                if isinstance(budgets, dict)
+                else {}
+            )
+            self._budgets = (version, valid)
+        return self._budgets[1]
 
     def require_available(self) -> None:
         """Raise :class:`CommandError` when the current model cannot be used (no key, disabled provider)."""
