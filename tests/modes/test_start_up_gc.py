@@ -132,7 +132,8 @@ async def test_collection_resumes_after_start_up_with_the_start_up_heap_frozen(w
     ("argv", "rpc"),
     [
         (["--mode", "rpc"], True),
-        (["--model", "a/b", "--mode=rpc", "--no-session"], True),
+        (["--model", "a/b", "--mode", "rpc", "--no-session"], True),
+        (["--mode=rpc"], False),  # the parser does not take this form either
         (["--mode", "json", "hi"], False),
         (["-p", "rpc"], False),
         (["conformance", "--mode", "rpc"], False),

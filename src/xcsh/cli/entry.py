@@ -13,15 +13,13 @@ from itertools import pairwise
 
 
 def wants_rpc(argv: list[str]) -> bool:
-    """Whether ``argv`` asks for RPC mode (``--mode rpc`` or ``--mode=rpc``), at a glance.
+    """Whether ``argv`` asks for RPC mode (``--mode rpc``; the parser takes no ``--mode=rpc``), at a glance.
 
     A subcommand (``conformance``, ``fake-llm`` …: a first argument that is not a flag) is
     never taken for RPC mode.
     """
     if not argv or not argv[0].startswith("-"):
         return False
-    if "--mode=rpc" in argv:
-        return True
     return any(arg == "--mode" and value == "rpc" for arg, value in pairwise(argv))
 
 
