@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from xcsh.coding.environment import git_snapshot
+from xcsh.coding import environment
+from xcsh.coding.environment import detect_environment, git_snapshot, start_git_snapshot
 from xcsh.coding.locale import display_name, initial_locale, supported
 
 
@@ -36,6 +37,38 @@ def test_a_repository_snapshot_has_branch_main_branch_status_and_commits(tmp_pat
 
 def test_outside_a_repository_there_is_no_snapshot(tmp_path: Path) -> None:
     assert git_snapshot(tmp_path) is None
+
+
+def _repo(path: Path) -> Path:
+    git(path, "init", "-q", "-b", "main")
+    git(path, "-c", "user.email=a@b", "-c", "user.name=A", "commit", "-q", "--allow-empty", "-m", "first")
+    return path
+
+
+def test_a_snapshot_started_early_is_the_one_the_session_gets_and_is_used_once(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    fresh = git_snapshot(repo)
+    start_git_snapshot(repo / ".")  # the same directory, spelt differently
+    early = detect_environment(repo, in_repo=True).git
+    assert early == fresh and early is not None and early.status == ""
+    (repo / "new.txt").write_text("x")
+    # a later session start runs git again instead of reusing the early snapshot
+    later = detect_environment(repo, in_repo=True).git
+    assert later is not None and later.status == "?? new.txt"
+
+
+def test_outside_a_repository_nothing_is_started_early(tmp_path: Path) -> None:
+    start_git_snapshot(tmp_path)
+    assert str(tmp_path) not in environment._early
+    assert detect_environment(tmp_path, in_repo=False).git is None
+
+
+def test_an_early_snapshot_of_what_is_no_longer_a_repository_is_reaped_not_used(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    start_git_snapshot(repo)
+    running = list(environment._early[str(repo)].values())
+    assert detect_environment(repo, in_repo=False).git is None
+    assert str(repo) not in environment._early and all(p.returncode is not None for p in running)
 
 
 def test_locales_are_normalised_onto_the_supported_ones() -> None:

@@ -73,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("Error: @file arguments are not supported in RPC mode\n")
         return 1
     cwd = _working_dir(args.allow_home)
+    if mode == "rpc":
+        # the session is built right away: its git snapshot runs on another core meanwhile
+        from xcsh.coding.environment import start_git_snapshot
+
+        start_git_snapshot(cwd)
     from xcsh.coding.factory import StartupError, create_session
 
     options = startup_options(args, cwd=cwd, agent_dir=agent_dir(), mode=mode)
