@@ -99,9 +99,12 @@ def _first_answer(tmp_path: Path) -> tuple[dict[str, Any], set[str]]:
     return _spawn(agent, project)
 
 
-def _spawn(agent: Path, project: Path) -> tuple[dict[str, Any], set[str]]:
+def _spawn(
+    agent: Path, project: Path, *, extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], set[str]]:
     """The first ``get_state`` answer of one ``xcsh --mode rpc`` in ``project`` and what it imported."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS}
+    env.update(extra_env or {})
     src = str(Path(__file__).resolve().parents[2] / "src")
     env.update(
         PI_CODING_AGENT_DIR=str(agent),
@@ -111,7 +114,7 @@ def _spawn(agent: Path, project: Path) -> tuple[dict[str, Any], set[str]]:
         PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""),
     )
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "xcsh", "--mode", "rpc", "--no-session"],
+        [sys.executable, "-X", "importtime", "-m", "xcsh", "--mode", "rpc", "--no-session", *args],
         input='{"type":"get_state","id":"s1"}\n',
         capture_output=True,
         text=True,
@@ -151,6 +154,24 @@ MODELS_YML = """providers:
         maxTokens: 4096
         reasoning: false
 """
+
+
+def test_with_a_model_that_takes_images_the_first_answer_offers_inspect_image_without_the_read_tool(
+    tmp_path: Path,
+) -> None:
+    # a provider key makes the catalogue's image-capable models available (never contacted)
+    agent, project = tmp_path / "agent", tmp_path / "proj"
+    agent.mkdir()
+    project.mkdir()
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
+    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    answer, names = _spawn(
+        agent, project, extra_env={"ANTHROPIC_API_KEY": "test-key"}, args=("--model", "fake/fake-model")
+    )
+    assert "inspect_image" in {tool["name"] for tool in answer["data"]["dumpTools"]}
+    assert "xcsh.coding.tools.inspect_image" in names
+    assert sorted(name for name in names if name in LAZY) == []
 
 
 def test_a_start_with_unchanged_yaml_config_files_answers_the_same_without_importing_yaml(

@@ -20,7 +20,7 @@ import importlib
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from xcsh.ai.catalog import builtin_models, builtin_providers, provider_info
@@ -109,6 +109,11 @@ class ModelRegistry:
     def available_models(self) -> list[Model]:
         """Models whose provider is enabled and keyless or keyed, in registry order."""
         return [copy.deepcopy(m) for m in self._models if self.is_available(m)]
+
+    def any_available(self, test: Callable[[Model], bool]) -> bool:
+        """Whether ``test`` holds for an available model (given the registry's own entries, not
+        copies: ``test`` must only read them). Asked at every start-up (does any take images?)."""
+        return any(test(m) for m in self._models if self.is_available(m))
 
     def providers(self) -> list[str]:
         """Provider names that have at least one model, in registry order."""

@@ -60,7 +60,7 @@ def install(session: AgentSession, config: SessionToolsConfig) -> None:
 
         add(create_task_tool(session), activate)
     registered, activate = tool_selection(config, session.settings, "inspect_image")
-    if registered and any("image" in m.get("input", []) for m in session.registry.available_models()):
+    if registered and session.registry.any_available(lambda m: "image" in m.get("input", [])):
         from xcsh.coding.tools.inspect_image import create_inspect_image_tool
 
         tool = create_inspect_image_tool(

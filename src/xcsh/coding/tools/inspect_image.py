@@ -23,7 +23,6 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Model
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
-from xcsh.coding.tools.read import MAX_IMAGE_BYTES, image_mime_type
 from xcsh.coding.tools.truncate import format_size
 
 if TYPE_CHECKING:
@@ -83,6 +82,7 @@ def create_inspect_image_tool(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
     ) -> AgentToolResult:
         from xcsh.ai.registry import complete
+        from xcsh.coding.tools.read import MAX_IMAGE_BYTES, image_mime_type  # the read tool's code: on use
 
         raw_path, question = args.get("path"), args.get("question")
         if not isinstance(raw_path, str) or not raw_path.strip():
