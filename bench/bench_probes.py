@@ -6,7 +6,9 @@ figure, the machine's load (``uptime``) before and after, and the date. Nothing 
 
 Every agent talks to the same fake LLM on loopback (``xcsh.testing.FakeLLM``) with sessions
 persisted to a tmp session directory. The host (``bench/host.py``) reads frames as raw bytes so
-the figures measure the agent, not the host.
+the figures measure the agent, not the host. Before each agent's run of a probe the machine must
+be quiet (≥ 90 % idle CPU over 0.25 s, waited for up to 10 s), and the agents take turns to go
+first, probe by probe, so no agent always runs right after the same peer's teardown.
 """
 
 from __future__ import annotations
@@ -428,6 +430,38 @@ def table(results: dict[str, dict[str, Any]], names: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _cpu_idle_share(window_s: float) -> float | None:
+    """The machine's idle CPU share over ``window_s`` (from /proc/stat; None where there is none)."""
+
+    def sample() -> tuple[int, int] | None:
+        try:
+            fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        except (OSError, ValueError):
+            return None
+        return fields[3] + (fields[4] if len(fields) > 4 else 0), sum(fields)
+
+    first = sample()
+    time.sleep(window_s)
+    second = sample()
+    if first is None or second is None or second[1] == first[1]:
+        return None
+    return (second[0] - first[0]) / (second[1] - first[1])
+
+
+def settle(max_wait_s: float = 10.0, idle: float = 0.9, window_s: float = 0.25) -> float:
+    """Wait until the machine is quiet (the last agent's exit and its children's teardown done).
+
+    Returns the seconds waited. Gives up after ``max_wait_s``: a machine that never quiets down
+    shows in the recorded load instead.
+    """
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < max_wait_s:
+        share = _cpu_idle_share(window_s)
+        if share is None or share >= idle:
+            break
+    return round(time.monotonic() - t0, 2)
+
+
 def _uptime() -> str:
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
@@ -461,10 +495,14 @@ async def main() -> None:
     load_before = _uptime()
     results: dict[str, dict[str, Any]] = {a.name: {} for a in agents}
     with FakeLLM() as fake:
-        for name in probes:
-            for agent in agents:
+        for index, name in enumerate(probes):
+            # each probe starts with another agent, so none always follows the same one, and each
+            # starts on a quiet machine (a peer's teardown disturbed the next spawn otherwise)
+            turn = index % len(agents)
+            for agent in agents[turn:] + agents[:turn]:
+                waited = settle()
                 fake.reset()
-                print(f"-- {agent.name}: {name}", file=sys.stderr, flush=True)
+                print(f"-- {agent.name}: {name} (settled in {waited} s)", file=sys.stderr, flush=True)
                 probes = Probes(agent, fake, options.quick)
                 try:
                     results[agent.name][name] = await asyncio.wait_for(PROBES[name](probes), PROBE_WAIT_S)
