@@ -214,3 +214,40 @@ def test_processes_reading_and_writing_the_cache_at_once_always_get_the_file_s_c
             cache_file(cache, str(path)).write_bytes(b"\x95")
     assert [reader.wait(timeout=60) for reader in readers] == [0, 0, 0]
     assert not [p for p in cache.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_text_parsed_once_is_taken_from_the_cache_file_by_the_next_process(tmp_path: Path) -> None:
+    from xcsh.coding.yaml_cache import TextCache
+
+    file = tmp_path / "cache" / "front-matter.msgpack"
+    first, parse = TextCache(file), CountingParse()
+    assert first.parse("name: a\ntools: [read]\n", parse) == {"name": "a", "tools": ["read"]}
+    first.flush()
+    later = TextCache(file)  # as the next start opens it
+    got = later.parse("name: a\ntools: [read]\n", parse)
+    assert got == {"name": "a", "tools": ["read"]} and parse.calls == 1
+    got["tools"].append("x")  # a fresh value each time
+    assert later.parse("name: a\ntools: [read]\n", parse) == {"name": "a", "tools": ["read"]}
+    # another text (an edit) is parsed; a value it cannot give back exactly is parsed every time
+    assert later.parse("name: b\n", parse) == {"name": "b"} and parse.calls == 2
+    for _ in range(2):
+        assert later.parse("when: 2024-01-02\n", parse) == yaml.safe_load("when: 2024-01-02\n")
+    assert parse.calls == 4
+    later.flush()
+    assert TextCache(file).parse("name: b\n", parse) == {"name": "b"} and parse.calls == 4
+
+
+def test_a_corrupt_text_cache_file_is_an_empty_cache_and_nothing_new_writes_nothing(tmp_path: Path) -> None:
+    from xcsh.coding.yaml_cache import TextCache
+
+    file = tmp_path / "front-matter.msgpack"
+    file.write_bytes(b"\x93\x01garbage")
+    cache, parse = TextCache(file), CountingParse()
+    assert cache.parse("a: 1\n", parse) == {"a": 1} and parse.calls == 1
+    cache.flush()
+    assert TextCache(file).parse("a: 1\n", parse) == {"a": 1} and parse.calls == 1
+    before = file.stat().st_mtime_ns, file.read_bytes()
+    unchanged = TextCache(file)
+    unchanged.parse("a: 1\n", parse)
+    unchanged.flush()  # only known texts: the file is not rewritten
+    assert (file.stat().st_mtime_ns, file.read_bytes()) == before

@@ -193,6 +193,19 @@ def test_a_start_with_unchanged_yaml_config_files_answers_the_same_without_impor
         answer["data"].pop("sessionId")
     assert json.dumps(second, sort_keys=True) == json.dumps(first, sort_keys=True)
     assert (first["data"]["followUpMode"], first["data"]["steeringMode"]) == ("all", "all")
+    # front matter too (an agent definition the task tool lists), kept in the same cache dir
+    (project / ".xcsh" / "agents").mkdir()
+    (project / ".xcsh" / "agents" / "scout.md").write_text(
+        "---\nname: scout\ndescription: Looks around\n---\nLook.\n"
+    )
+    with_agent, with_agent_names = _spawn(agent, project)
+    again, again_names = _spawn(agent, project)
+    assert "yaml" in with_agent_names and "yaml" not in again_names
+    task = next(t for t in again["data"]["dumpTools"] if t["name"] == "task")
+    assert "scout: Looks around" in task["parameters"]["properties"]["agent"]["description"]
+    for answer in (with_agent, again):
+        answer["data"].pop("sessionId")
+    assert json.dumps(again, sort_keys=True) == json.dumps(with_agent, sort_keys=True)
     # an edited file is parsed again, and its new content is what the answer shows
     (agent / "models.yml").write_text(MODELS_YML.replace("contextWindow: 100000", "contextWindow: 200000"))
     third, third_names = _spawn(agent, project)

@@ -15,6 +15,7 @@ import msgspec
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
 from xcsh.coding import secrets
+from xcsh.coding.discovery.frontmatter import use_cache as use_front_matter_cache
 from xcsh.coding.features import install_features
 from xcsh.coding.locale import initial_locale
 from xcsh.coding.model_choice import model_ref
@@ -43,6 +44,7 @@ from xcsh.coding.tools import (
     DEFAULT_TOOL_NAMES,
     create_coding_tools,
 )
+from xcsh.coding.yaml_cache import TextCache, cache_dir_for
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +67,24 @@ FEATURE_TOOL_NAMES = frozenset({"todo_write", "python", "task", "inspect_image"}
 
 
 def create_session(options: StartupOptions) -> AgentSession:
-    """Resolve models, settings, the session store and tools, then build the session."""
+    """Resolve models, settings, the session store and tools, then build the session.
+
+    Front matter found meanwhile (skills, agents, rules, commands) is parsed through the agent
+    dir's cache (:class:`~xcsh.coding.yaml_cache.TextCache`), written once at the end.
+    """
+    front_matter = TextCache(cache_dir_for(options.agent_dir) / FRONT_MATTER_CACHE)
+    use_front_matter_cache(front_matter)
+    try:
+        return _create_session(options)
+    finally:
+        use_front_matter_cache(None)
+        front_matter.flush()
+
+
+FRONT_MATTER_CACHE = "front-matter.msgpack"
+
+
+def _create_session(options: StartupOptions) -> AgentSession:
     try:
         settings = Settings.load(options.agent_dir, options.cwd)
         registry = ModelRegistry.load(

@@ -120,9 +120,14 @@ def _store(entry_file: Path, entry: _Entry) -> None:
         return
     if not same_values(entry.data, back.data, set()):
         return
-    tmp = entry_file.with_name(f".{entry_file.name}.{os.urandom(6).hex()}.tmp")
+    _write_atomically(entry_file, blob)
+
+
+def _write_atomically(target: Path, blob: bytes) -> None:
+    """Replace ``target`` with ``blob`` (temporary file + rename, mode 0600); errors are ignored."""
+    tmp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
     try:
-        make_private_dirs(entry_file.parent)
+        make_private_dirs(target.parent)
         fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     except OSError:
         return
@@ -131,7 +136,7 @@ def _store(entry_file: Path, entry: _Entry) -> None:
             write_fully(fd, blob)
         finally:
             os.close(fd)
-        os.replace(tmp, entry_file)
+        os.replace(tmp, target)
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -155,3 +160,88 @@ def same_values(original: Any, decoded: Any, seen: set[int]) -> bool:
     if isinstance(original, float) and original != original:
         return False
     return bool(original == decoded)
+
+
+class TextCache:
+    """PyYAML's results for short YAML texts (markdown front matter), kept in one file.
+
+    A session start parses the front matter of every skill, agent, rule and command file it
+    discovers; with this cache an unchanged text is not parsed again, so a start finding only
+    known front matter does not import ``yaml``. Keyed by the exact text given to PyYAML (and
+    the installed PyYAML, as above); each lookup decodes a fresh value. New results are kept
+    in memory until :meth:`flush`, which replaces the file atomically with the texts used since
+    it was opened first, then earlier ones, at most :data:`TEXT_ENTRIES`. A missing, corrupt or
+    foreign file is an empty cache; failing to write is ignored.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, bytes] | None = None
+        self._used: dict[str, bytes] = {}
+        self._changed = False
+
+    def _load(self) -> dict[str, bytes]:
+        if self._entries is None:
+            self._entries = {}
+            parser = _parser()
+            try:
+                with open(self.path, "rb") as handle:
+                    stored = msgspec.msgpack.decode(handle.read(), type=_TextEntries)
+                if stored.format == FORMAT and parser is not None and stored.parser == parser:
+                    self._entries = stored.entries
+            except (OSError, msgspec.DecodeError, ValueError, TypeError, RecursionError):
+                pass
+        return self._entries
+
+    def parse(self, text: str, parse: Callable[[str], Any]) -> Any:
+        """``parse(text)``, or its kept result for exactly this ``text``."""
+        entries = self._load()
+        kept = entries.get(text)
+        if kept is not None:
+            try:
+                value = msgspec.msgpack.decode(kept)
+            except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
+                pass
+            else:
+                self._used[text] = kept
+                return value
+        value = parse(text)
+        try:
+            fresh = msgspec.msgpack.encode(value)
+            exact = same_values(value, msgspec.msgpack.decode(fresh), set())
+        except (
+            msgspec.EncodeError,
+            msgspec.DecodeError,
+            ValueError,
+            TypeError,
+            OverflowError,
+            RecursionError,
+        ):
+            return value
+        if exact:
+            entries[text] = self._used[text] = fresh
+            self._changed = True
+        return value
+
+    def flush(self) -> None:
+        """Write the kept results if any is new (the texts used first, then the rest)."""
+        parser = _parser()
+        if not self._changed or parser is None:
+            return
+        self._changed = False
+        kept = dict(self._used)
+        for text, blob in (self._entries or {}).items():
+            if len(kept) >= TEXT_ENTRIES:
+                break
+            kept.setdefault(text, blob)
+        _write_atomically(self.path, msgspec.msgpack.encode(_TextEntries(FORMAT, parser, kept)))
+
+
+TEXT_ENTRIES = 2000
+"""At most this many texts are kept in a :class:`TextCache` file."""
+
+
+class _TextEntries(msgspec.Struct, array_like=True):
+    format: int
+    parser: Parser
+    entries: dict[str, bytes]

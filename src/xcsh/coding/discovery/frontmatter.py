@@ -4,9 +4,40 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xcsh.coding.yaml_cache import TextCache
 
 logger = logging.getLogger(__name__)
+
+
+class _Cache:
+    """Where front matter is parsed through while a session starts (see :func:`use_cache`)."""
+
+    current: TextCache | None = None
+
+
+def use_cache(cache: TextCache | None) -> None:
+    """Parse front matter through ``cache`` from now on (None: with PyYAML every time).
+
+    :func:`xcsh.coding.factory.create_session` sets the agent dir's cache while it discovers,
+    so a start that finds only known front matter does not import ``yaml``.
+    """
+    _Cache.current = cache
+
+
+class _InvalidYaml(Exception):
+    pass
+
+
+def _safe_load(text: str) -> Any:
+    import yaml  # only for front matter not parsed before: not paid by every start-up
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise _InvalidYaml from exc
 
 
 def _camel(key: str) -> str:
@@ -26,11 +57,11 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, normalized
     metadata = normalized[4:end] if normalized[3:4] == "\n" else normalized[3:end]
     body = normalized[end + 4 :].strip()
-    import yaml  # only for a file with front matter: not paid by every start-up
-
+    source = metadata.replace("\t", "  ")
+    cache = _Cache.current
     try:
-        loaded = yaml.safe_load(metadata.replace("\t", "  "))
-    except yaml.YAMLError:
+        loaded = cache.parse(source, _safe_load) if cache is not None else _safe_load(source)
+    except _InvalidYaml:
         logger.warning("invalid YAML front matter; reading plain key: value lines")
         loaded = {}
         for line in metadata.split("\n"):
