@@ -119,15 +119,26 @@ class Probes:
         return await first - t0, await end - t0
 
     async def startup(self) -> dict[str, Any]:
+        """Spawn → first ``get_state`` answer: the first start in a fresh agent directory, then
+        repeated starts in that same directory, as a host starts the agent day to day.
+
+        ``median_ms`` (the target's figure) is over the repeated starts, ``first_start_ms`` is the
+        very first one (an agent may keep what it derived from its config files between starts).
+        """
+        ws = self.agent.workspace(self.fake.base_url, OPENAI)
         times = []
-        for _ in range(3 if self.quick else 7):
-            t0 = time.perf_counter()
-            host, ws = await self._spawn()
-            await host.send({"type": "get_state"})
-            times.append(time.perf_counter() - t0)
-            await host.close()
+        try:
+            for _ in range(1 + (3 if self.quick else 15)):
+                t0 = time.perf_counter()
+                host = await Host.start(ws.argv(), cwd=ws.project, env=ws.env)
+                self.spawned.append(host)
+                await host.send({"type": "get_state"})
+                times.append(time.perf_counter() - t0)
+                await host.close()
+        finally:
             ws.remove()
-        return {"median_ms": _median([_ms(t) for t in times]), "runs_ms": [_ms(t) for t in times]}
+        first, again = _ms(times[0]), [_ms(t) for t in times[1:]]
+        return {"median_ms": _median(again), "first_start_ms": first, "runs_ms": again}
 
     async def round_trip(self) -> dict[str, Any]:
         host, ws = await self._spawn()
@@ -335,6 +346,7 @@ PROBES: dict[str, Callable[[Probes], Awaitable[dict[str, Any]]]] = {
 # (table row, probe, figure, unit)
 ROWS = [
     ("spawn → first get_state answer", "startup", "median_ms", "ms"),
+    ("spawn → first get_state answer, first start in a fresh agent dir", "startup", "first_start_ms", "ms"),
     ("get_state round trip, median", "round_trip", "median_ms", "ms"),
     ("get_state round trip, p99", "round_trip", "p99_ms", "ms"),
     ("immediate prompt → first text_delta, OpenAI", "immediate_openai", "median_ms", "ms"),
