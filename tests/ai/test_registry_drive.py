@@ -91,6 +91,27 @@ async def test_cancelling_the_calls_task_from_outside_ends_the_answer_aborted_an
     assert answer.task.cancelled()
 
 
+async def test_an_abort_and_a_cancellation_from_outside_together_leave_the_task_cancelled() -> None:
+    waiting = asyncio.Event()
+
+    async def slow(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
+        builder.start()
+        waiting.set()
+        await asyncio.Event().wait()
+
+    register_provider("test-both", slow)
+    controller = AbortController()
+    answer = stream(_model("test-both"), CONTEXT, StreamOptions(signal=controller.signal))
+    await asyncio.wait_for(waiting.wait(), 10)
+    assert answer.task is not None
+    controller.abort()  # cancels the task through the signal's callback...
+    answer.task.cancel()  # ...and its owner cancels it too, before it runs again
+    message = await asyncio.wait_for(answer.result(), 10)
+    assert message["stopReason"] == "aborted"
+    await asyncio.wait({answer.task})
+    assert answer.task.cancelled()  # the owner's cancellation is not swallowed with the abort's
+
+
 async def test_an_abort_after_the_provider_returned_changes_nothing() -> None:
     async def quick(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
         builder.start()

@@ -99,8 +99,8 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
     try:
         await run(model, context, options, builder)
     except asyncio.CancelledError as exc:
-        if interrupted[0] and task is not None:
-            task.uncancel()  # the abort's cancellation ends here
+        if interrupted[0] and task is not None and task.uncancel() == 0:
+            pass  # the abort's cancellation ends here (a cancellation from outside as well goes on)
         elif task is not None and task.cancelling():
             if not builder.stream.ended:  # cancelled from outside: the stream ends aborted
                 builder.fail("", aborted=True)
