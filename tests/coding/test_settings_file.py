@@ -115,3 +115,11 @@ def test_a_value_the_comment_keeping_writer_would_change_is_written_plainly_with
 def test_a_new_settings_file_is_a_plain_mapping(tmp_path: Path) -> None:
     Settings.load(tmp_path).set("retry.maxRetries", 5)
     assert (tmp_path / "config.yml").read_text() == "retry:\n  maxRetries: 5\n"
+
+
+def test_a_settings_write_keeps_the_files_own_indentation(tmp_path: Path) -> None:
+    path = tmp_path / "config.yml"
+    original = "# top\nskills:\n    enabled: true\n    list:\n      - a\n      - b\ntheme: dark\n"
+    path.write_text(original)
+    Settings.load(tmp_path).set("theme", "light")
+    assert path.read_text() == original.replace("dark", "light")

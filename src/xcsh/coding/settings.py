@@ -20,6 +20,7 @@ from typing import Any
 
 from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
 from xcsh.coding.yaml_cache import cache_dir_for, read_yaml_file
+from xcsh.coding.yaml_cache import forget as forget_cached_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +153,7 @@ def _load_yaml(path: Path, cache_dir: Path | None = None) -> dict[str, Any]:
     """The mapping in ``path`` ({} when absent); with ``cache_dir``, an unchanged file's parse
     comes from there (:mod:`xcsh.coding.yaml_cache`)."""
     if not path.is_file():
+        forget_cached_yaml(path, cache_dir)
         return {}
 
     def parse(text: str) -> Any:
@@ -347,7 +349,10 @@ def update_settings_file(path: Path, values: Mapping[str, Any]) -> dict[str, Any
 
 
 def _rewrite_keeping_comments(path: Path, values: Mapping[str, Any], expected: dict[str, Any]) -> str | None:
-    """The file's text with ``values`` set and its comments, order and layout kept (ruamel.yaml).
+    """The file's text with ``values`` set and its comments, key order and indentation kept (ruamel.yaml).
+
+    The indentation is guessed from the file (one width for its blocks, one offset for list
+    dashes): a file that indents its blocks inconsistently comes back indented one way.
 
     None when the file is empty or absent (nothing to keep), or when the round-trip text would not
     read back, through the reader every load uses (PyYAML), exactly as ``expected``: the two
@@ -365,13 +370,16 @@ def _rewrite_keeping_comments(path: Path, values: Mapping[str, Any], expected: d
     import yaml
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError as RoundTripError
+    from ruamel.yaml.util import load_yaml_guess_indent
 
     editor = YAML(typ="rt")
     editor.width = 4096  # never fold a long value the user wrote on one line
     try:
-        document = editor.load(original)
+        document, indent, dash_offset = load_yaml_guess_indent(original)
         if not isinstance(document, dict):
             return None
+        if indent is not None:  # the file's own indentation, not ruamel's default of two
+            editor.indent(mapping=indent, sequence=indent, offset=dash_offset or 0)
         for key, value in values.items():
             _assign(document, key, copy.deepcopy(value))
         out = io.StringIO()
