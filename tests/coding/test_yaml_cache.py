@@ -251,3 +251,18 @@ def test_a_corrupt_text_cache_file_is_an_empty_cache_and_nothing_new_writes_noth
     unchanged.parse("a: 1\n", parse)
     unchanged.flush()  # only known texts: the file is not rewritten
     assert (file.stat().st_mtime_ns, file.read_bytes()) == before
+
+
+def test_a_config_file_that_is_removed_leaves_no_kept_copy_of_its_bytes(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.yml").write_text(CONFIG.replace("auth: none", "apiKey: sk-secret"))
+    (agent / "config.yml").write_text("defaultThinkingLevel: low\n")
+    Settings.load(agent)
+    ModelRegistry.load(agent, env={})
+    assert len(list(cache_dir_for(agent).iterdir())) == 2
+    (agent / "models.yml").unlink()
+    (agent / "config.yml").unlink()
+    Settings.load(agent)
+    ModelRegistry.load(agent, env={})
+    assert list(cache_dir_for(agent).iterdir()) == []

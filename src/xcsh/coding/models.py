@@ -28,12 +28,14 @@ from xcsh.ai.thinking import infer_thinking, parse_level, supported_efforts
 from xcsh.ai.types import Model, ThinkingLevel
 from xcsh.coding.auth import ApiKeys
 from xcsh.coding.models_config import (
+    CONFIG_FILE_NAMES,
     CustomProvider,
     ModelsConfigError,
     find_models_file,
     load_models_config,
 )
 from xcsh.coding.yaml_cache import cache_dir_for
+from xcsh.coding.yaml_cache import forget as forget_cached_yaml
 
 __all__ = ["ModelRegistry", "ModelResolutionError", "ModelsConfigError", "format_model_list", "model_key"]
 
@@ -90,7 +92,11 @@ class ModelRegistry:
         """
         values = dict(os.environ if env is None else env)
         path = find_models_file(agent_dir)
-        custom = load_models_config(path, cache_dir=cache_dir_for(agent_dir)) if path is not None else []
+        cache_dir = cache_dir_for(agent_dir)
+        for name in CONFIG_FILE_NAMES:  # a models file removed or replaced leaves no entry behind
+            if path is None or path.name != name:
+                forget_cached_yaml(agent_dir / name, cache_dir)
+        custom = load_models_config(path, cache_dir=cache_dir) if path is not None else []
         keys = ApiKeys(values, {p.name: p.api_key for p in custom if p.api_key})
         keyless = {p.id for p in builtin_providers() if p.keyless} | {p.name for p in custom if p.keyless}
         return cls(

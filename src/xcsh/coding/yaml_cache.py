@@ -86,6 +86,15 @@ def read_yaml_file(path: Path, parse: Callable[[str], Any], cache_dir: Path | No
     return data
 
 
+def forget(path: Path, cache_dir: Path | None) -> None:
+    """Drop the entry kept for the config file at ``path`` (call when the file is gone: an entry
+    holds the file's bytes, credentials included, and must not outlive it)."""
+    if cache_dir is None:
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(cache_file(cache_dir, os.path.abspath(path)))
+
+
 def _parser() -> Parser | None:
     """The installed PyYAML's identity, found without importing it (None: not a plain file)."""
     try:
