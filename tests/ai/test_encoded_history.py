@@ -177,8 +177,23 @@ def test_the_tool_definitions_are_converted_and_encoded_once_per_list_and_the_bo
     assert converted[0] is converted[1]  # an equal list of the same tools is not converted again
     assert converted[2] is not converted[1] and converted[4] is not converted[3]
     # the payload carries the stored JSON text (a marker put in its place shows up)
-    tools_cache._raw = msgspec.Raw(b'["marker"]')
+    tools_cache._encoded = (tools_cache._latest[1], msgspec.Raw(b'["marker"]'))
     assert payload({"messages": history, "tools": [read, write]}).count(b'["marker"]') == 1
+
+
+def test_a_tool_lists_json_text_is_only_ever_given_for_that_list() -> None:
+    from xcsh.ai.tool_defs import ToolDefinitions
+
+    def text(value: Any) -> bytes:
+        return bytes(value) if isinstance(value, msgspec.Raw) else msgspec.json.encode(value)
+
+    cache: ToolDefinitions[Any] = ToolDefinitions(lambda tool: {"name": tool["name"]})
+    a = cache([_tool("read")])
+    assert isinstance(cache.encoded(a), msgspec.Raw) and text(cache.encoded(a)) == b'[{"name":"read"}]'
+    b = cache([_tool("write")])  # another session's list (another thread, in a program embedding xcsh)
+    assert text(cache.encoded(a)) == b'[{"name":"read"}]'  # never the other list's text
+    assert isinstance(cache.encoded(b), msgspec.Raw) and text(cache.encoded(b)) == b'[{"name":"write"}]'
+    assert text(cache.encoded(a)) == b'[{"name":"read"}]'
 
 
 def test_the_loop_hands_over_the_same_tool_definitions_until_a_tool_or_its_fields_change() -> None:

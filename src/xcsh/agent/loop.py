@@ -91,21 +91,22 @@ class _Definitions:
     tool nor any field :func:`llm_tool` reads has changed (by identity), so the providers can keep
     their converted and encoded form (``xcsh.ai.tool_defs``). The latest list only."""
 
-    __slots__ = ("_defs", "_key")
+    __slots__ = ("_latest",)
 
     def __init__(self) -> None:
-        self._key: list[Any] = []
-        self._defs: list[Tool] = []
+        # key and definitions replaced as one tuple: safe when sessions run on several threads
+        self._latest: tuple[list[Any], list[Tool]] = ([], [])
 
     def __call__(self, tools: list[AgentTool], tracing: bool) -> list[Tool]:
         key: list[Any] = [tracing]
         for tool in tools:
             key += (tool, tool.name, tool.description, tool.parameters)
-        if len(key) == len(self._key) and all(map(is_, key, self._key)):
-            return list(self._defs)
-        self._key = key
-        self._defs = [llm_tool(tool, tracing) for tool in tools]
-        return list(self._defs)
+        known, defs = self._latest
+        if len(key) == len(known) and all(map(is_, key, known)):
+            return list(defs)
+        defs = [llm_tool(tool, tracing) for tool in tools]
+        self._latest = (key, defs)
+        return list(defs)
 
 
 _definitions = _Definitions()

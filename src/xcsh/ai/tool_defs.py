@@ -25,35 +25,42 @@ R = TypeVar("R")
 
 
 class ToolDefinitions(Generic[R]):
-    """``convert`` over a tool list, remembered for the latest list (see the module docstring)."""
+    """``convert`` over a tool list, remembered for the latest list (see the module docstring).
 
-    __slots__ = ("_convert", "_converted", "_raw", "_tools")
+    Safe to share between threads (sessions run on loops of their own in one process): what is
+    remembered is replaced as one tuple, so a list is never paired with another list's
+    conversion or JSON text.
+    """
+
+    __slots__ = ("_convert", "_encoded", "_latest")
 
     def __init__(self, convert: Callable[[Tool], R]) -> None:
         self._convert = convert
-        self._tools: list[Tool] = []
-        self._converted: list[R] = []
-        self._raw: msgspec.Raw | None = None
+        self._latest: tuple[list[Tool], list[R]] = ([], [])
+        self._encoded: tuple[list[R], msgspec.Raw] | None = None
 
     def __call__(self, tools: Sequence[Tool]) -> list[R]:
         """Each tool converted; the same list as the last call's when ``tools`` are the same objects."""
-        if len(tools) == len(self._tools) and all(map(is_, tools, self._tools)):
-            return self._converted
+        known, converted = self._latest
+        if len(tools) == len(known) and all(map(is_, tools, known)):
+            return converted
         convert = self._convert
-        self._tools = list(tools)
-        self._converted = [convert(tool) for tool in tools]
-        self._raw = None
-        return self._converted
+        converted = [convert(tool) for tool in tools]
+        self._latest = (list(tools), converted)
+        return converted
 
     def encoded(self, converted: list[R]) -> list[R] | msgspec.Raw:
         """``converted`` as its JSON text when it is the latest call's result (encoded once), to
         splice into a request body (``xcsh.ai.clients.encode_body``: the same bytes as encoding
         the list); else, or when msgspec cannot encode it, ``converted`` itself."""
-        if converted is not self._converted:
+        kept = self._encoded
+        if kept is not None and kept[0] is converted:
+            return kept[1]
+        if converted is not self._latest[1]:
             return converted
-        if self._raw is None:
-            try:
-                self._raw = msgspec.Raw(msgspec.json.encode(converted))
-            except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
-                return converted
-        return self._raw
+        try:
+            raw = msgspec.Raw(msgspec.json.encode(converted))
+        except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+            return converted
+        self._encoded = (converted, raw)
+        return raw

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,19 +13,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class _Cache:
-    """Where front matter is parsed through while a session starts (see :func:`use_cache`)."""
-
-    current: TextCache | None = None
+# where front matter is parsed through while a session starts (see use_cache); a context
+# variable, so sessions started at once on several threads each keep their own agent dir's cache
+_current: ContextVar[TextCache | None] = ContextVar("xcsh_front_matter_cache", default=None)
 
 
 def use_cache(cache: TextCache | None) -> None:
-    """Parse front matter through ``cache`` from now on (None: with PyYAML every time).
+    """Parse front matter through ``cache`` from now on, in this thread or task (None: with
+    PyYAML every time).
 
     :func:`xcsh.coding.factory.create_session` sets the agent dir's cache while it discovers,
     so a start that finds only known front matter does not import ``yaml``.
     """
-    _Cache.current = cache
+    _current.set(cache)
 
 
 class _InvalidYaml(Exception):
@@ -58,7 +59,7 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
     metadata = normalized[4:end] if normalized[3:4] == "\n" else normalized[3:end]
     body = normalized[end + 4 :].strip()
     source = metadata.replace("\t", "  ")
-    cache = _Cache.current
+    cache = _current.get()
     try:
         loaded = cache.parse(source, _safe_load) if cache is not None else _safe_load(source)
     except _InvalidYaml:
