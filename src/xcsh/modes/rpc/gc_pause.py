@@ -8,9 +8,9 @@ so far): 12–25 ms of CPU before the first token, on the one thread the whole p
 and it reclaims almost nothing (~600 objects of import-time cycles, ~0.2 MB).
 
 So the CLI's RPC mode turns automatic collection off as soon as it knows its mode
-(:func:`pause`; ``xcsh.cli.entry`` already before importing the CLI), and :data:`RESUME_AFTER_S` after its event loop starts (``XCSH_GC_RESUME_MS``
-overrides it) — long after the
-first answer or an immediate prompt's request in any ordinary start — :func:`resume` freezes
+(:func:`pause`; ``xcsh.cli.entry`` already before importing the CLI), and
+:data:`RESUME_AFTER_S` after its event loop starts (``XCSH_GC_RESUME_MS`` overrides it) — long
+after the first answer or an immediate prompt's request in any ordinary start — :func:`resume` freezes
 what exists (the start-up heap: modules, classes, the session, which live as long as the
 process; later collections skip them) and turns collection back on. The unreachable objects
 of start-up are frozen with the rest and stay allocated. Explicit ``gc.collect()`` calls work
