@@ -137,6 +137,13 @@ def test_the_frame_checker_accepts_spec_frames_and_names_what_is_wrong() -> None
     ]
 
 
+def test_the_frame_checker_accepts_a_frame_carrying_a_lone_surrogate_the_server_can_write() -> None:
+    # a prompt's text may hold a lone surrogate (valid JSON escape "\\ud800"); the server echoes
+    # it in message_start/get_messages, escaped as JSON.stringify writes it: a valid frame
+    message = {"role": "user", "content": [{"type": "text", "text": "a\ud800b"}], "timestamp": 1}
+    assert FrameChecker().violations({"type": "message_start", "message": message}) == []
+
+
 def test_the_committed_protocol_page_is_generated_from_the_schema() -> None:
     from xcsh.rpc.docs import render
 

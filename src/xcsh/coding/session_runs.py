@@ -53,6 +53,8 @@ class RunChain:
         self._between_runs = True
         self._next_prompt: tuple[str, list[ImageContent] | None] | None = None
         self._chain: asyncio.Task[None] | None = None
+        # the last prompt's task: accepted, but its run may not have started yet (abort waits for it)
+        self._starting: asyncio.Task[None] | None = None
         self._generation = 0
         self._hidden_next_turn: list[AgentMessage] = []
         self._pending_bash: list[AgentMessage] = []
@@ -105,7 +107,8 @@ class RunChain:
         self._require_model()
         self._busy = True
         self._host_run_open = True
-        return asyncio.ensure_future(self._prompt(text, images, self._generation))
+        self._starting = asyncio.ensure_future(self._prompt(text, images, self._generation))
+        return self._starting
 
     def _supersede_continuation(self, text: str, images: list[ImageContent] | None) -> None:
         """A prompt after the host's ``agent_end`` while the agent continues by itself.
@@ -257,7 +260,12 @@ class RunChain:
         for hook in self._hooks.after_run_hooks():
             hook.cancel()
         self._agent.abort("aborted")
-        chain = self._chain
-        if chain is not None and chain is not asyncio.current_task():
-            await asyncio.wait({chain})
+        current = asyncio.current_task()
+        # a prompt accepted in this loop turn has not reached its run yet: it still counts as
+        # busy until its task sees the new generation and ends (so a prompt after us is not refused)
+        waits = {task for task in (self._chain, self._starting) if task is not None and not task.done()}
+        waits.discard(current)  # type: ignore[arg-type]
+        if waits:
+            await asyncio.wait(waits)
+        self._starting = None
         await self._agent.wait_for_idle()

@@ -167,13 +167,13 @@ class FrameChecker:
         The frame is checked as it is written: encoded as the server encodes it (pre-encoded
         ``msgspec.Raw`` parts included) and decoded again.
         """
-        import msgspec
-
-        from xcsh.rpc.jsonl import encode_json
+        from xcsh.rpc.jsonl import decode_frame, encode_json
 
         try:
-            frame = msgspec.json.decode(encode_json(frame))
-        except (TypeError, ValueError, msgspec.DecodeError) as exc:
+            # decoded as a host's JSON parser reads it: a lone surrogate (escaped, as
+            # JSON.stringify writes it) is valid JSON that msgspec alone refuses
+            frame = decode_frame(encode_json(frame).decode("utf-8"))
+        except (TypeError, ValueError, RecursionError) as exc:
             return [f"frame cannot be written as JSON: {exc}"]
         name = outbound_def(frame)
         if name is None:

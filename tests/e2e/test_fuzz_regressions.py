@@ -1,0 +1,57 @@
+"""Defects the fuzzing campaign against the real `xcsh --mode rpc` found, each kept as a test.
+
+Each test sends the shortest input that broke the process and checks what the protocol
+requires instead (rpc-protocol.md). Several frames go in one write where the defect needs
+them to be read in one loop turn (the server then handles them without a turn in between).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import BASE_ARGS, Workspace, user_texts
+from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+Frame = dict[str, Any]
+
+
+def _lines(*frames: bytes) -> bytes:
+    return b"".join(frame + b"\n" for frame in frames)
+
+
+def _responses(frames: list[Frame], cid: str) -> list[Frame]:
+    return [f for f in frames if f["type"] == "response" and f.get("id") == cid]
+
+
+def _last_user_text(request: Any) -> str:
+    """The host's words in a recorded request (after any reminder the agent put before them)."""
+    return user_texts(request)[-1].rsplit("\n", 1)[-1]
+
+
+async def test_abort_and_prompt_read_with_the_prompt_it_aborts_runs_its_own_message(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # the queued command before the prompt makes the prompt and abort_and_prompt run in one
+    # loop turn: the prompt is accepted but its task has not started when the abort comes
+    fake_llm.script(script.text("second answer"))
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env) as client:
+        start = client.mark()
+        client.send_raw(
+            _lines(
+                b'{"id":"mode","type":"set_steering_mode","mode":"all"}',
+                b'{"id":"first","type":"prompt","message":"first"}',
+                b'{"id":"second","type":"abort_and_prompt","message":"second"}',
+            )
+        )
+        await client.wait_for(lambda f: f.get("id") == "second", since=start, timeout=30)
+        await client.wait_for_type("agent_end", since=start, timeout=30)
+        state = await client.request({"id": "state", "type": "get_state"}, timeout=30)
+        frames = client.frames[start:]
+    assert [r["success"] for r in _responses(frames, "second")] == [True]
+    assert [r["success"] for r in _responses(frames, "first")] == [True]
+    assert state["data"]["isStreaming"] is False
+    assert [_last_user_text(r.json) for r in fake_llm.requests] == ["second"]
+    ends = [f for f in frames if f["type"] == "agent_end"]
+    assert len(ends) == 1 and ends[0]["messages"][-1]["content"][0]["text"] == "second answer"
