@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import Workspace, wire_model
-from xcsh.ai.transport import LineSplitter, SseParser, endpoint_url, request_headers
+from xcsh.ai.sse import LineSplitter, SseParser
+from xcsh.ai.transport import endpoint_url, request_headers
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM

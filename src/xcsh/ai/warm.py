@@ -40,7 +40,7 @@ _SAMPLE_EVENTS = (
 
 def _warm_transport(vendor: Vendor, url: str) -> None:
     """What the first streamed request over :mod:`xcsh.ai.transport` builds lazily."""
-    from xcsh.ai import transport
+    from xcsh.ai import sse, transport
 
     model: Any = {"baseUrl": url, "headers": {}}
     # a throwaway client: the real call pools its own on its loop; this builds the TLS context
@@ -49,8 +49,8 @@ def _warm_transport(vendor: Vendor, url: str) -> None:
     client.build_request(
         "POST", transport.endpoint_url(transport.base_url(vendor, model), "x"), content=b"{}"
     )
-    parser = transport.SseParser()
-    for line in transport.LineSplitter().feed(_SAMPLE_EVENTS):
+    parser = sse.SseParser()
+    for line in sse.LineSplitter().feed(_SAMPLE_EVENTS):
         event = parser.line(line)
         if event is not None:
             transport.decode_json(event[1])
