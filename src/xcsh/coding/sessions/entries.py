@@ -230,18 +230,17 @@ def generate_entry_id(existing: Container[str]) -> str:
 
 
 _second: tuple[int, str] = (-1, "")  # the last whole second iso_now formatted, and its text
-_clock = time.time_ns  # what iso_now reads (tests set instants)
 
 
-def iso_now() -> str:
-    """Current UTC time as ``2026-07-02T18:38:56.123Z`` (milliseconds truncated, as ``datetime.now``'s
-    ``isoformat`` wrote it).
+def iso_now(ns: int | None = None) -> str:
+    """Current UTC time (or ``ns`` nanoseconds since the epoch) as ``2026-07-02T18:38:56.123Z``
+    (milliseconds truncated, as ``datetime.now``'s ``isoformat`` wrote it).
 
     The date and time of day are formatted once per second: two session entries per prompt
     ask for it, and ``datetime``'s ``isoformat`` took a few microseconds each time.
     """
     global _second
-    second, rest = divmod(_clock(), 1_000_000_000)
+    second, rest = divmod(time.time_ns() if ns is None else ns, 1_000_000_000)
     cached, text = _second
     if cached != second:
         text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
