@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from xcsh.ai import watchdog
+from xcsh.testing.processes import wait_gone
 
 HERE = Path(__file__).resolve().parent
 SRC = str(HERE.parent / "src")
@@ -35,6 +36,7 @@ PYTHON_EQUIVALENT = [sys.executable, "-I", "-S", "-c", "import os\nwhile os.read
 GUARD_CHILD = r"""
 import shutil, subprocess, time  # shutil: xcsh's bash runner has it loaded before the first guard
 from xcsh.ai import watchdog
+from xcsh.testing.processes import wait_gone
 out = []
 for _ in range(2):
     p = subprocess.Popen(["sleep", "5"], start_new_session=True)
@@ -48,6 +50,7 @@ print(*out)
 OWNER_CHILD = r"""
 import subprocess, sys
 from xcsh.ai import watchdog
+from xcsh.testing.processes import wait_gone
 p = subprocess.Popen(["bash", "-c", sys.argv[1]], start_new_session=True)
 watchdog.guard(p.pid)
 print(p.pid, flush=True)
@@ -85,17 +88,6 @@ def waiting_memory_kb(argv: list[str]) -> dict[str, int]:
         process.wait()
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-
-
 def gone_after_sigkill_ms(script: str) -> float:
     env = {**os.environ, "PYTHONPATH": SRC}
     owner = subprocess.Popen(
@@ -105,8 +97,7 @@ def gone_after_sigkill_ms(script: str) -> float:
     pid = int(owner.stdout.readline())
     started = time.perf_counter()
     owner.kill()
-    while alive(pid) and time.perf_counter() - started < 10:
-        time.sleep(0.0005)
+    wait_gone([pid], 10)  # a pidfd: woken when the process exits
     elapsed = (time.perf_counter() - started) * 1e3
     owner.wait()
     return elapsed

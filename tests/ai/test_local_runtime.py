@@ -13,7 +13,6 @@ import os
 import select
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,14 +20,16 @@ from typing import Any, cast
 
 import pytest
 
+from xcsh.ai import watchdog
 from xcsh.ai.abort import AbortController
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.local import API, default_model
-from xcsh.ai.local.runtime import current_runtime, stop_runtime
+from xcsh.ai.local.runtime import LocalRuntime, RuntimeSpec, current_runtime, stop_runtime
 from xcsh.ai.local.weights import ChecksumMismatchError, is_verified, join_parts
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
 from xcsh.ai.types import AssistantMessage, Context, Model, Tool
+from xcsh.testing.processes import alive, wait_gone
 
 # one event loop for the module's async tests: the runtime and its HTTP client outlive a test
 module_loop = pytest.mark.asyncio(loop_scope="module")
@@ -207,7 +208,7 @@ def test_nothing_reaches_stdout_while_the_runtime_loads_and_answers(smol_gguf: P
     assert done.stdout == b""  # …and nothing at all to stdout
 
 
-def test_the_runtime_and_its_watchdog_end_when_the_process_that_started_it_is_sigkilled(
+def test_the_watchdog_ends_the_runtime_when_the_process_that_started_it_is_sigkilled(
     smol_gguf: Path, tmp_path: Path
 ) -> None:
     script = (
@@ -228,33 +229,43 @@ def test_the_runtime_and_its_watchdog_end_when_the_process_that_started_it_is_si
         cwd=tmp_path,
         env=_clean_env(),
     )
+    runtime_stdin: int | None = None
+    runtime_pid = 0
     try:
         assert owner.stdout is not None
         ready, _, _ = select.select([owner.stdout], [], [], LOAD_AND_ANSWER_S)
         assert ready, "the runtime did not start"
         runtime_pid, watchdog_pid = (int(x) for x in owner.stdout.readline().split())
         assert watchdog_pid != runtime_pid
+        # A second writer on the runtime's stdin: the owner's death does not close it, so the
+        # runtime cannot end by itself (it exits at EOF); only the watchdog can end it.
+        runtime_stdin = os.open(f"/proc/{runtime_pid}/fd/0", os.O_WRONLY)
         owner.kill()
         owner.wait()
-        deadline = time.monotonic() + 30
-        while (left := [p for p in (runtime_pid, watchdog_pid) if _alive(p)]) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert left == []
+        assert wait_gone([runtime_pid, watchdog_pid], 30) == []
     finally:
+        if runtime_stdin is not None:
+            os.close(runtime_stdin)
         if owner.poll() is None:
             owner.kill()
             owner.wait()
+        if runtime_pid and alive(runtime_pid):
+            os.kill(runtime_pid, 9)
 
 
-def _alive(pid: int) -> bool:
+def test_a_runtime_found_exited_is_released_from_the_watchdog(smol_gguf: Path) -> None:
+    runtime = LocalRuntime(RuntimeSpec(model_path=smol_gguf, context_window=2048, threads=1))
+    runtime.start(timeout_s=LOAD_AND_ANSWER_S)
+    pid = runtime.pid
+    assert pid is not None
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
+        assert runtime.alive and pid in watchdog.guarded()
+        os.kill(pid, 9)  # it dies on its own, not through stop()
+        assert wait_gone([pid], 30) == []
+        assert not runtime.alive  # this look reaps it …
+        assert pid not in watchdog.guarded()  # … and releases its group at once
+    finally:
+        runtime.stop()
 
 
 def _clean_env() -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 The owner is a small Python program (``OWNER``) that starts ``sleep`` processes in their own
 sessions, guards them with :mod:`xcsh.ai.watchdog` and reports their pids on stdout; the
-tests kill it and wait, bounded, for the groups to be gone. The watchdog script is also fed
+tests kill it and wait, bounded, for the groups to be gone (pidfds, ``xcsh.testing.processes``). The watchdog script is also fed
 directly to check what it accepts.
 """
 
@@ -14,13 +14,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from xcsh.ai import watchdog
+from xcsh.testing.processes import alive, session_members, wait_gone
 
 WITHIN_S = 15.0
 
@@ -69,25 +69,6 @@ sys.stdin.read()  # until the test kills us
 """
 
 
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return not Path("/proc/self").exists()  # no /proc: kill(0) is all we know
-
-
-def wait_gone(pids: list[int], within: float = WITHIN_S) -> list[int]:
-    deadline = time.monotonic() + within
-    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return left
-
-
 @pytest.fixture
 def owner() -> Iterator[list[subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
@@ -130,7 +111,7 @@ def test_every_guarded_group_ends_when_the_owner_is_sigkilled_and_the_watchdog_e
         assert all(alive(g) for g in groups) and alive(dog)
         assert os.getsid(dog) == dog != os.getsid(process.pid)  # its own session
         process.kill()
-        assert wait_gone([*groups, dog]) == []
+        assert wait_gone([*groups, dog], WITHIN_S) == []
     finally:
         kill_all(groups)
 
@@ -143,25 +124,10 @@ def test_a_process_that_left_the_group_for_another_in_the_same_session_ends_too(
     try:
         assert os.getpgid(escaped) != shell and os.getsid(escaped) == shell
         process.kill()
-        assert wait_gone([shell, escaped, dog]) == []
+        assert wait_gone([shell, escaped, dog], WITHIN_S) == []
         assert session_members(shell) == []  # the sleep `timeout` started too
     finally:
         subprocess.run(["pkill", "-KILL", "-s", str(shell)], check=False)
-
-
-def session_members(sid: int) -> list[int]:
-    """Live processes of session ``sid`` (Linux /proc)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[3]) == sid and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
 
 
 def test_a_watchdog_that_died_is_replaced_and_the_new_one_guards_every_group(
@@ -171,7 +137,7 @@ def test_a_watchdog_that_died_is_replaced_and_the_new_one_guards_every_group(
     try:
         assert alive(dog) and alive(first) and alive(second)
         process.kill()
-        assert wait_gone([first, second, dog]) == []
+        assert wait_gone([first, second, dog], WITHIN_S) == []
     finally:
         kill_all([first, second])
 
@@ -182,7 +148,7 @@ def test_a_forked_child_of_the_owner_does_not_hold_the_watchdog_s_pipe_open(
     process, (group, forked, dog) = start_owner(owner, "guard", "fork")
     try:
         process.kill()
-        assert wait_gone([group, dog]) == []
+        assert wait_gone([group, dog], WITHIN_S) == []
         assert alive(forked)  # not ours to end: it is in the owner's group, not a guarded one
     finally:
         kill_all([group])
@@ -254,14 +220,102 @@ def test_a_released_group_stays_guarded_while_it_has_processes_and_is_forgotten_
         assert leader.pid in watchdog.guarded()
         leader.kill()
         leader.wait()
-        deadline = time.monotonic() + watchdog.PRUNE_INTERVAL_S * 5
-        while leader.pid in watchdog.guarded() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert leader.pid not in watchdog.guarded()
+        assert watchdog.wait_unguarded(leader.pid, watchdog.PRUNE_INTERVAL_S * 5)  # the pruning thread
     finally:
         if leader.poll() is None:
             leader.kill()
             leader.wait()
+
+
+def test_a_group_never_released_is_forgotten_by_the_pruning_thread_once_empty() -> None:
+    leader = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        watchdog.guard(leader.pid)  # its owner never gets to release it (an error, a cancellation)
+        leader.kill()
+        leader.wait()
+        assert watchdog.wait_unguarded(leader.pid, watchdog.PRUNE_INTERVAL_S * 5)
+    finally:
+        if leader.poll() is None:
+            leader.kill()
+            leader.wait()
+
+
+def test_a_group_whose_leader_is_an_unreaped_zombie_stays_guarded_until_the_zombie_is_reaped() -> None:
+    # the zombie holds the id, so no other process can be given it: signalling it stays safe
+    leader = subprocess.Popen(["true"], start_new_session=True)
+    try:
+        watchdog.guard(leader.pid)
+        assert wait_gone([leader.pid], WITHIN_S) == []  # exited, not reaped (a pidfd, no waitpid)
+        assert leader.pid not in watchdog.prune()
+        watchdog.release(leader.pid)
+        assert leader.pid in watchdog.guarded()
+        leader.wait()
+        assert leader.pid in watchdog.prune()
+        assert leader.pid not in watchdog.guarded()
+    finally:
+        leader.wait()
+
+
+def test_a_group_with_a_live_leader_is_never_pruned() -> None:
+    leader = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        watchdog.guard(leader.pid)
+        assert leader.pid not in watchdog.prune()
+        assert leader.pid in watchdog.guarded()
+    finally:
+        leader.kill()
+        leader.wait()
+        watchdog.release(leader.pid)
+
+
+NO_FREE_FD_OWNER = r"""
+import logging, os, resource, subprocess, sys
+from xcsh.ai import watchdog
+logging.basicConfig(level=logging.WARNING)
+first = subprocess.Popen(["sleep", "1000"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid
+second = subprocess.Popen(["sleep", "1000"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+held = []
+while True:
+    try:
+        held.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        break
+watchdog.guard(first)  # no descriptor left for the watchdog's pipe
+unguarded = watchdog.watchdog_pid()
+for fd in held:
+    os.close(fd)
+watchdog.guard(second)
+print(first, second, unguarded, watchdog.watchdog_pid(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_guard_with_no_free_file_descriptor_warns_and_a_later_watchdog_guards_that_group_too(
+    owner: list[subprocess.Popen[str]],
+) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", NO_FREE_FD_OWNER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    owner.append(process)
+    assert process.stdout is not None and process.stderr is not None
+    ready, _, _ = select.select([process.stdout], [], [], WITHIN_S)
+    assert ready, "the owner did not report its pids"
+    line = process.stdout.readline().split()
+    assert line, f"guard raised: {process.stderr.read()[-2000:]}"
+    first, second, unguarded, dog = line
+    groups = [int(first), int(second)]
+    try:
+        assert unguarded == "None"  # no watchdog could start …
+        process.kill()
+        assert wait_gone([*groups, int(dog)], WITHIN_S) == []  # … the later one took both groups
+        assert "could not start the process watchdog" in process.stderr.read()
+    finally:
+        kill_all(groups)
 
 
 def test_an_empty_group_is_forgotten_at_release_and_our_own_group_is_refused() -> None:

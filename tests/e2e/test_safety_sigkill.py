@@ -2,7 +2,7 @@
 
 Each test spawns the real ``xcsh --mode rpc``, has it start a long-lived process (a shell
 command's background child, a running command, the python kernel and a child of it), kills
-xcsh with SIGKILL and waits — bounded — for those processes to be gone. The watchdog is
+xcsh with SIGKILL and waits — bounded, on pidfds — for those processes to be gone. The watchdog is
 found by its command line (``xcsh-watchdog <xcsh pid>``).
 """
 
@@ -22,34 +22,17 @@ import pytest
 
 from conftest import BASE_ARGS, Workspace
 from xcsh.rpc.client import RpcClient
-from xcsh.testing import script
+from xcsh.testing import processes, script
 from xcsh.testing.fake_llm import FakeLLM
+from xcsh.testing.processes import alive
 
 GONE_WITHIN_S = 15.0
 WATCHDOG_MARK = "xcsh-watchdog"
 
 
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    status = Path(f"/proc/{pid}/status")
-    try:
-        return "\nState:\tZ" not in status.read_text()
-    except OSError:  # gone between the two looks
-        return False
-
-
 async def wait_gone(pids: list[int], within: float = GONE_WITHIN_S) -> list[int]:
-    """Poll until none of ``pids`` is alive or ``within`` seconds passed; the survivors."""
-    deadline = time.monotonic() + within
-    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    return left
+    """Wait (pidfds, bounded) until none of ``pids`` is alive; the survivors."""
+    return await asyncio.to_thread(processes.wait_gone, pids, within)
 
 
 async def wait_for_pids(path: Path, count: int, within: float = 30.0) -> list[int]:

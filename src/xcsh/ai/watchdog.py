@@ -18,10 +18,13 @@ its own is reached too), SIGKILL to what is left after :data:`GRACE_S`, and exit
 then it only wakes to read a line; it has no timer and holds nothing else.
 
 A group whose leader ended may still hold processes (``server &`` in a command that
-finished): :func:`release` keeps it registered until it is empty, checked every
-:data:`PRUNE_INTERVAL_S` by a daemon thread that runs only while such groups exist. So a
-group id handed back to the system is forgotten within that interval, and the watchdog
-never signals a group that a later, unrelated process may have taken the id of.
+finished): :func:`release` keeps it registered until it is empty. Every guarded group —
+released or not, so also one whose owner never got to release it — is checked every
+:data:`PRUNE_INTERVAL_S` by a daemon thread that runs only while groups are guarded
+(:func:`prune`), and forgotten once it is empty. So a group id handed back to the system is
+forgotten within that interval, and the watchdog never signals a group that a later,
+unrelated process may have taken the id of. A group whose leader is a zombie nobody has
+reaped yet counts as not empty: the zombie keeps its id from being reused, so it stays ours.
 
 Lives in ``ai`` (the lowest layer) because the local model runtime (``ai/local``) guards its
 process too, beside the shells and the python kernel of ``coding``. Thread-safe.
@@ -73,8 +76,8 @@ signal_all KILL
 _lock = threading.Lock()
 _process: subprocess.Popen[bytes] | None = None
 _fd: int | None = None  # the pipe's write end
+_changed = threading.Condition(_lock)  # notified when a group is forgotten
 _guarded: set[int] = set()  # groups the watchdog holds
-_lingering: set[int] = set()  # released groups that still had processes
 _pruner: threading.Thread | None = None
 _fork_hook_installed = False
 
@@ -90,33 +93,49 @@ def guard(pgid: int) -> None:
     """Have process group ``pgid`` ended if this process dies; starts the watchdog the first time.
 
     ``pgid`` must be a group we started, leading its own session (a child started with
-    ``start_new_session=True``: its pid). Our own group and ids ≤ 1 raise ``ValueError``. If the
-    watchdog cannot be started, a warning is logged and the child runs unguarded.
+    ``start_new_session=True``: its pid). Our own group and ids ≤ 1 raise ``ValueError``;
+    nothing else is raised: if the watchdog cannot be started (no free file descriptor, no
+    process slot), a warning is logged and the child runs unguarded — the group is still
+    registered, and handed to a watchdog started by a later ``guard``.
     """
     if pgid <= 1 or pgid == os.getpgrp():
         raise ValueError(f"not a child process group: {pgid}")
     with _lock:
         _guarded.add(pgid)
-        _lingering.discard(pgid)
         _send(f"+{pgid}\n", start=True)
+        _start_pruner()
 
 
 def release(pgid: int) -> None:
-    """The group's leader ended or was stopped: unregister it now if it is empty, else once it is."""
+    """The group's leader ended or was stopped: unregister it now if it is empty, else once it is.
+
+    Optional for correctness (an empty group is forgotten within :data:`PRUNE_INTERVAL_S`
+    anyway) but it forgets the group at once.
+    """
     with _lock:
-        if pgid not in _guarded:
-            return
-        if _group_alive(pgid):
-            _lingering.add(pgid)
-            _start_pruner()
-        else:
+        if pgid in _guarded and not _group_alive(pgid):
             _forget(pgid)
+
+
+def prune() -> frozenset[int]:
+    """Forget every guarded group that is empty now; the groups forgotten.
+
+    The pruning thread calls this every :data:`PRUNE_INTERVAL_S` while groups are guarded.
+    """
+    with _lock:
+        return _prune_locked()
 
 
 def guarded() -> frozenset[int]:
     """The process groups the watchdog holds now."""
     with _lock:
         return frozenset(_guarded)
+
+
+def wait_unguarded(pgid: int, timeout_s: float) -> bool:
+    """Block until group ``pgid`` is no longer guarded, at most ``timeout_s``; whether it is not."""
+    with _changed:
+        return _changed.wait_for(lambda: pgid not in _guarded, timeout=timeout_s)
 
 
 def watchdog_pid() -> int | None:
@@ -137,8 +156,15 @@ def _group_alive(pgid: int) -> bool:
 
 def _forget(pgid: int) -> None:
     _guarded.discard(pgid)
-    _lingering.discard(pgid)
     _send(f"-{pgid}\n", start=False)
+    _changed.notify_all()
+
+
+def _prune_locked() -> frozenset[int]:
+    empty = frozenset(g for g in _guarded if not _group_alive(g))
+    for pgid in empty:
+        _forget(pgid)
+    return empty
 
 
 def _send(line: str, *, start: bool) -> None:
@@ -167,8 +193,9 @@ def _send(line: str, *, start: bool) -> None:
 def _start() -> bool:
     """Start the watchdog and send it every guarded group (lock held); False if it cannot start."""
     global _process, _fd, _fork_hook_installed
-    read_end, write_end = os.pipe()  # both close-on-exec; Popen makes the read end the child's fd 0
+    read_end = write_end = -1
     try:
+        read_end, write_end = os.pipe()  # close-on-exec; Popen makes the read end the child's fd 0
         process = subprocess.Popen(
             command(os.getpid()),
             stdin=read_end,
@@ -178,12 +205,14 @@ def _start() -> bool:
             env={"PATH": os.environ.get("PATH") or os.defpath, "LC_ALL": "C"},
             start_new_session=True,
         )
-    except OSError as exc:
-        os.close(write_end)
+    except (OSError, subprocess.SubprocessError) as exc:  # EMFILE, EAGAIN (no process slot) …
+        if write_end >= 0:
+            os.close(write_end)
         logger.warning("could not start the process watchdog (%s): children may outlive a SIGKILL", exc)
         return False
     finally:
-        os.close(read_end)
+        if read_end >= 0:
+            os.close(read_end)
     os.set_blocking(write_end, False)
     _process, _fd = process, write_end
     if not _fork_hook_installed:
@@ -209,30 +238,35 @@ def _stop() -> None:
 
 def _after_fork_in_child() -> None:
     """A forked child (multiprocessing, ``os.fork``) is not us: it must not keep the pipe open."""
-    global _lock, _process, _fd, _pruner
+    global _lock, _changed, _process, _fd, _pruner
     _lock = threading.Lock()  # another thread may have held it at the fork
+    _changed = threading.Condition(_lock)
     if _fd is not None:
         os.close(_fd)
     _process, _fd, _pruner = None, None, None
     _guarded.clear()
-    _lingering.clear()
 
 
 def _start_pruner() -> None:
+    """Start the pruning thread unless it runs (lock held)."""
     global _pruner
     if _pruner is None:
-        _pruner = threading.Thread(target=_prune, name="xcsh-watchdog-prune", daemon=True)
-        _pruner.start()
+        pruner = threading.Thread(target=_prune_periodically, name="xcsh-watchdog-prune", daemon=True)
+        try:
+            pruner.start()
+        except RuntimeError as exc:  # no thread can be started now; the next guard tries again
+            logger.warning("could not start the watchdog's pruning thread (%s)", exc)
+            return
+        _pruner = pruner
 
 
-def _prune() -> None:
-    """Forget lingering groups once they are empty; ends when none is left."""
+def _prune_periodically() -> None:
+    """Every :data:`PRUNE_INTERVAL_S`, forget the guarded groups that are empty; ends when none is left."""
     global _pruner
     while True:
         time.sleep(PRUNE_INTERVAL_S)
         with _lock:
-            for pgid in [g for g in _lingering if not _group_alive(g)]:
-                _forget(pgid)
-            if not _lingering:
+            _prune_locked()
+            if not _guarded:
                 _pruner = None
                 return

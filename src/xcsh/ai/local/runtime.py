@@ -78,7 +78,14 @@ class LocalRuntime:
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        """Whether the child runs; one found exited (reaped here) is released from the watchdog."""
+        process = self._process
+        if process is None:
+            return False
+        if process.poll() is None:
+            return True
+        watchdog.release(process.pid)
+        return False
 
     @property
     def pid(self) -> int | None:
@@ -109,9 +116,9 @@ class LocalRuntime:
             start_new_session=True,  # a terminal's Ctrl-C is ours to handle, not the child's
         )
         self._process = process
-        watchdog.guard(process.pid)
         assert process.stdin is not None and process.stdout is not None
         try:
+            watchdog.guard(process.pid)
             # the config (with the key) travels on stdin, never on the visible command line
             process.stdin.write(json.dumps(config).encode() + b"\n")
             process.stdin.flush()

@@ -120,7 +120,10 @@ async def run_shell_process(
         capture.finish()
         return ProcessOutcome(capture=capture, exit_code=None, aborted=True, timed_out=False)
     loop = asyncio.get_running_loop()
-    read_fd, write_fd = os.pipe()
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError as exc:
+        raise BashLaunchError(f"Could not start shell in {cwd}: {exc.strerror or exc}") from exc
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -131,28 +134,34 @@ async def run_shell_process(
             env=dict(env),
             start_new_session=True,
         )
-    except OSError as exc:
+    except BaseException as exc:  # a cancellation too: asyncio has ended the process then
         os.close(read_fd)
-        raise BashLaunchError(f"Could not start shell in {cwd}: {exc.strerror or exc}") from exc
+        if isinstance(exc, OSError):
+            raise BashLaunchError(f"Could not start shell in {cwd}: {exc.strerror or exc}") from exc
+        raise
     finally:
         os.close(write_fd)
+    # From here on the group exists: whatever happens (an error, a cancellation, a second
+    # cancellation during the clean-up), the inner `finally` below closes the pipe, kills a
+    # still-running group and unregisters it; it never awaits.
     _live_groups.add(proc.pid)
-    watchdog.guard(proc.pid)
-    reader = asyncio.StreamReader(limit=1 << 20)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader),
-        open(read_fd, "rb", buffering=0),  # noqa: SIM115 - a pipe fd; the transport owns and closes it
-    )
-
-    async def pump() -> None:
-        while chunk := await reader.read(65_536):
-            capture.feed(chunk)
-
-    pump_task = asyncio.create_task(pump())
-    wait_task = asyncio.create_task(proc.wait())
-    abort_task = asyncio.create_task(signal.wait()) if signal is not None else None
+    pipe = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - the transport (or the finally) closes it
+    transport: asyncio.ReadTransport | None = None
+    tasks: list[asyncio.Task[Any]] = []
     aborted = timed_out = False
     try:
+        watchdog.guard(proc.pid)
+        reader = asyncio.StreamReader(limit=1 << 20)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+
+        async def pump() -> None:
+            while chunk := await reader.read(65_536):
+                capture.feed(chunk)
+
+        pump_task = asyncio.create_task(pump())
+        wait_task = asyncio.create_task(proc.wait())
+        abort_task = asyncio.create_task(signal.wait()) if signal is not None else None
+        tasks = [pump_task, wait_task, *([abort_task] if abort_task else [])]
         watched: set[asyncio.Task[Any]] = {wait_task} | ({abort_task} if abort_task else set())
         done, _ = await asyncio.wait(watched, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         if wait_task not in done:
@@ -165,18 +174,21 @@ async def run_shell_process(
             _kill_group(proc.pid, signal_module.SIGKILL)
             await asyncio.wait({pump_task}, timeout=kill_grace_s)
     finally:
-        for task in (pump_task, wait_task, abort_task):
-            if task is not None and not task.done():
-                task.cancel()
-        await asyncio.gather(
-            pump_task, wait_task, *([abort_task] if abort_task else []), return_exceptions=True
-        )
-        transport.close()
-        if proc.returncode is None:
-            _kill_group(proc.pid, signal_module.SIGKILL)
-        _live_groups.discard(proc.pid)
-        watchdog.release(proc.pid)
-        capture.finish()
+        try:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            if transport is not None:
+                transport.close()
+            else:
+                pipe.close()
+            if proc.returncode is None:
+                _kill_group(proc.pid, signal_module.SIGKILL)
+            _live_groups.discard(proc.pid)
+            watchdog.release(proc.pid)  # a group still holding processes is forgotten once empty
+            capture.finish()
     exit_code = None if (aborted or timed_out) else proc.returncode
     return ProcessOutcome(capture=capture, exit_code=exit_code, aborted=aborted, timed_out=timed_out)
 
