@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -292,6 +294,54 @@ async def test_a_compressed_stream_is_decoded_and_a_plain_one_passed_on_as_it_ar
             assert [b.get("text") for b in message["content"]] == [expected], message.get("errorMessage")
 
 
+class HeldChunkedServer:
+    """A loopback HTTP/1.1 server whose answers end when the test says so.
+
+    Each request gets a 200 chunked ``text/event-stream`` whose one chunk is ``payload``; then
+    ``hold(index, reader)`` is awaited (``index``: the request's place on its connection, from 0;
+    ``reader``: the connection's), and when it returns True the terminating chunk follows.
+    ``requests`` requests are answered per connection; False from ``hold`` ends the connection.
+    ``connections`` counts the connections accepted. ``async with`` gives the base URL.
+    """
+
+    def __init__(
+        self,
+        payload: bytes,
+        hold: Callable[[int, asyncio.StreamReader], Awaitable[bool]],
+        *,
+        requests: int = 1,
+    ) -> None:
+        self.payload, self.hold, self.requests = payload, hold, requests
+        self.connections = 0
+        self._server: asyncio.Server | None = None
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        for index in range(self.requests):
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await reader.readexactly(length)
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            writer.write(head + b"%x\r\n%s\r\n" % (len(self.payload), self.payload))
+            await writer.drain()
+            if not await self.hold(index, reader):
+                break
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    async def __aenter__(self) -> str:
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        await self._server.__aenter__()
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        await self._server.__aexit__(*exc)
+
+
 @pytest.mark.parametrize("api", ["openai-completions", "openai-responses"])
 async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_the_connection_is_reused(
     api: str, monkeypatch: pytest.MonkeyPatch
@@ -326,33 +376,17 @@ async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_
             {"type": "response.completed", "response": done},
         ]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-    payload = body.encode()
     release = asyncio.Event()
-    connections = 0
 
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal connections
-        connections += 1
-        for last in (False, True):
-            length = 0
-            while (line := await reader.readline()) not in (b"\r\n", b""):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            await reader.readexactly(length)
-            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-            writer.write(head + b"%x\r\n%s\r\n" % (len(payload), payload))
-            await writer.drain()
-            if not last:
-                await release.wait()  # the body's end is held back
-            writer.write(b"0\r\n\r\n")
-            await writer.drain()
-        writer.close()
+    async def hold_the_first(index: int, reader: asyncio.StreamReader) -> bool:
+        if index == 0:
+            await release.wait()  # the first body's end is held back
+        return True
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    model = wire_model(f"http://127.0.0.1:{port}" + ("/v1" if api.startswith("openai") else ""), api)
+    server = HeldChunkedServer(body.encode(), hold_the_first, requests=2)
     context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
-    async with server:
+    async with server as base:
+        model = wire_model(base + ("/v1" if api.startswith("openai") else ""), api)
         first = stream(model, context, StreamOptions(api_key="k"))
         message = await asyncio.wait_for(first.result(), 10)  # while the body's end is still held
         assert [b.get("text") for b in message["content"]] == ["held"], message.get("errorMessage")
@@ -362,7 +396,7 @@ async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_
         again = await asyncio.wait_for(second, 10)
         assert [b.get("text") for b in again["content"]] == ["held"], again.get("errorMessage")
         assert first.task is not None and first.task.done()
-    assert connections == 1
+    assert server.connections == 1
 
 
 async def test_an_abort_while_the_rest_of_a_finished_body_is_read_leaves_the_answer_as_it_ended(
@@ -384,25 +418,15 @@ async def test_an_abort_while_the_rest_of_a_finished_body_is_read_leaves_the_ans
     payload = ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
     closed = asyncio.Event()
 
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        length = 0
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        await reader.readexactly(length)
-        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-        writer.write(head + b"%x\r\n%s\r\n" % (len(payload), payload))
-        await writer.drain()
+    async def until_the_client_closes(index: int, reader: asyncio.StreamReader) -> bool:
         await reader.read()  # the body's end never comes; the client closes the connection
         closed.set()
-        writer.close()
+        return False
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    model = wire_model(f"http://127.0.0.1:{port}/v1", "openai-completions")
     context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
     controller = AbortController()
-    async with server:
+    async with HeldChunkedServer(payload, until_the_client_closes) as base:
+        model = wire_model(f"{base}/v1", "openai-completions")
         answered = stream(model, context, StreamOptions(api_key="k", signal=controller.signal))
         message = await asyncio.wait_for(answered.result(), 10)
         controller.abort()

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from coding.process_helpers import wait_until_gone
 from xcsh.ai.abort import AbortController
 from xcsh.coding.bash.capture import OUTPUT_LIMIT_BYTES, OutputCapture, sanitize_output
 from xcsh.coding.bash.process import BashLaunchError
 from xcsh.coding.bash.session import BashSession
 from xcsh.coding.bash.wire import bash_execution_message, bash_result_wire
 from xcsh.coding.messages import bash_execution_text as bash_execution_to_text
+from xcsh.testing.processes import until_gone
 
 
 @pytest.fixture
@@ -180,7 +180,7 @@ async def test_abort_also_kills_background_children_of_the_command(
             "sleep 30 & echo child=$!; wait", signal=controller.signal, on_output=on_output
         )
         pid = int(result.output.split("child=")[1].split()[0])
-        await wait_until_gone(pid)
+        await until_gone(pid)
     assert result.cancelled is True
 
 
@@ -203,7 +203,7 @@ async def test_abort_also_ends_a_process_that_moved_to_another_group_of_the_comm
     async with asyncio.timeout(10):
         result = await session.run(ESCAPING, signal=controller.signal, on_output=on_output)
         pid = int(result.output.split("child=")[1].split()[0])
-        await wait_until_gone(pid)
+        await until_gone(pid)
     assert result.cancelled is True
 
 
@@ -212,7 +212,7 @@ async def test_a_timed_out_command_s_escaped_process_ends_too(session: BashSessi
     async with asyncio.timeout(10):
         result = await session.run(ESCAPING, timeout_s=0.5)
         pid = int(result.output.split("child=")[1].split()[0])
-        await wait_until_gone(pid)
+        await until_gone(pid)
     assert result.timed_out is True
 
 

@@ -1,7 +1,8 @@
 """Watching OS processes from tests and benchmarks: alive or not, waiting (bounded) for them to end.
 
 :func:`wait_gone` waits on events: a pidfd per process (Linux ≥ 5.3), readable once the
-process has exited, watched with one ``select``. Where ``os.pidfd_open`` is missing it falls
+process has exited, watched with one ``select``; :func:`until_gone` is the same for one
+process in a coroutine, the pidfd watched by the event loop. Where ``os.pidfd_open`` is missing it falls
 back to checking every 20 ms, still bounded. It works for any process we may signal, not
 only our children, and never reaps one: a child stays for its ``Popen`` or ``waitpid``.
 :func:`alive` and :func:`session_members` read ``/proc`` where there is one.
@@ -9,6 +10,7 @@ only our children, and never reaps one: a child stays for its ``Popen`` or ``wai
 
 from __future__ import annotations
 
+import asyncio
 import os
 import select
 import time
@@ -65,6 +67,32 @@ def wait_gone(pids: Iterable[int], within: float) -> list[int]:
     finally:
         for fd in pending:
             os.close(fd)
+
+
+async def until_gone(pid: int, within: float = 5.0) -> None:
+    """Wait until ``pid`` has exited (a zombie counts); ``TimeoutError`` after ``within`` seconds."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):  # no pidfds here: the bounded fallback, in a thread
+        if await asyncio.to_thread(wait_gone, [pid], within):
+            raise TimeoutError(f"process {pid} still runs after {within} s") from None
+        return
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[None] = loop.create_future()
+
+    def on_exit() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(fd, on_exit)
+    try:
+        async with asyncio.timeout(within):
+            await exited
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 def session_members(sid: int) -> list[int]:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from coding.process_helpers import wait_until_gone
 from xcsh.agent.types import AgentToolResult
 from xcsh.ai.abort import AbortController, AbortSignal
 from xcsh.coding.tools import ToolAbortedError, ToolError, create_bash_tool
 from xcsh.coding.tools.bash import clamp_timeout
+from xcsh.testing.processes import until_gone
 
 
 async def _bash(
@@ -76,7 +76,7 @@ async def test_abort_kills_the_process_group_and_raises(tmp_path: Path) -> None:
     message = str(info.value)
     assert message.startswith("child=") and message.endswith("\n\nCommand aborted")
     pid = int(message.split("child=")[1].split()[0])
-    await wait_until_gone(pid)
+    await until_gone(pid)
     assert _text(updates[0]).startswith("child=")
 
 
