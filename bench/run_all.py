@@ -18,6 +18,7 @@ SCRIPTS = [
     "bench_prompt_cpu.py",
     "bench_session_load.py",
     "bench_compaction.py",
+    "bench_long_sessions.py",
     "bench_watchdog.py",
 ]
 
@@ -35,6 +36,8 @@ def main() -> int:
             args.append("--quick")
         if quick and name == "bench_prompt_cpu.py":
             args.append("60")
+        if quick and name == "bench_long_sessions.py":
+            args += ["--sizes", "1000,5000", "--repeats", "3"]
         print(f"== {name}", flush=True)
         started = time.monotonic()
         code = subprocess.call(args)

@@ -487,7 +487,7 @@ def _loads(text: str) -> Frame:
     """Parse one stdout line; anything that is not a JSON object is kept as an ``invalid`` frame."""
     try:
         value = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # too deep to parse: kept raw, the reader goes on
         return {"type": "invalid", "raw": text}
     return value if isinstance(value, dict) else {"type": "invalid", "value": value}
 

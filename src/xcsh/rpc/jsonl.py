@@ -42,6 +42,60 @@ def encode_json(obj: Any) -> bytes:
         return _encoder.encode(obj)
     except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
         return _encode_slow(obj)
+    except RecursionError:
+        return encode_deep(obj)
+
+
+_END = object()
+
+
+def encode_deep(obj: Any) -> bytes:
+    """:func:`encode_json` without recursion: the same bytes for a value nested past Python's limit.
+
+    Both msgspec and the standard library recurse once per level of nesting, so a deep value (the
+    ``get_tree`` answer of a long linear session nests two levels per entry) raised
+    ``RecursionError`` and its command was never answered. Here dicts, lists and tuples are
+    walked with an explicit stack; every other value (and every key) is written by
+    :func:`encode_json`, so strings, numbers and the fallbacks are exactly the fast path's.
+    """
+    parts: list[bytes] = []
+    stack: list[tuple[Iterator[tuple[bytes | None, Any]], bytes]] = []
+    first: list[bool] = []
+
+    def emit(key: bytes | None, value: Any) -> None:
+        if key is not None:
+            parts.append(key)
+        if isinstance(value, dict):
+            parts.append(b"{")
+            stack.append((((_key(k), v) for k, v in value.items()), b"}"))
+            first.append(True)
+        elif isinstance(value, (list, tuple)):
+            parts.append(b"[")
+            stack.append((((None, v) for v in value), b"]"))
+            first.append(True)
+        else:
+            parts.append(encode_json(value))
+
+    emit(None, obj)
+    while stack:
+        item = next(stack[-1][0], _END)
+        if item is _END:
+            parts.append(stack.pop()[1])
+            first.pop()
+            continue
+        if first[-1]:
+            first[-1] = False
+        else:
+            parts.append(b",")
+        emit(*item)  # type: ignore[misc]
+    return b"".join(parts)
+
+
+def _key(key: Any) -> bytes:
+    """A dict key with its colon, as the whole-value encoders write it."""
+    if isinstance(key, str):
+        return encode_json(key) + b":"
+    return encode_json({key: None})[1:-5]  # non-string keys: the encoder's own spelling, colon included
 
 
 def _encode_slow(obj: Any) -> bytes:
@@ -89,6 +143,8 @@ def encode_frame_into(obj: Any, buffer: bytearray) -> None:
         _encoder.encode_into(obj, buffer)
     except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
         buffer[:] = _encode_slow(obj)
+    except RecursionError:
+        buffer[:] = encode_deep(obj)
     buffer.extend(b"\n")
 
 

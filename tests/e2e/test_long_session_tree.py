@@ -1,0 +1,69 @@
+"""``get_tree`` on a session longer than Python's recursion limit is answered, by the real process."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from conftest import Workspace
+from xcsh.coding.sessions.entries import new_header, serialize_entry
+from xcsh.rpc.client import _loads
+
+
+def _linear_session(path: Path, cwd: Path, messages: int) -> None:
+    lines = [serialize_entry(new_header(str(cwd)))]
+    parent = None
+    for i in range(messages):
+        role = "user" if i % 2 == 0 else "assistant"
+        message = {"role": role, "content": [{"type": "text", "text": f"m{i}"}], "timestamp": i}
+        if role == "assistant":
+            message.update({"api": "openai-completions", "provider": "fake", "model": "fake-model"})
+            message["stopReason"] = "stop"
+        entry = {
+            "type": "message",
+            "id": f"{i:08x}",
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+        entry["message"] = message
+        lines.append(serialize_entry(entry))
+        parent = entry["id"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+async def test_get_tree_of_a_3000_entry_linear_session_is_answered_with_one_node_per_entry(
+    workspace: Workspace,
+) -> None:
+    session = workspace.sess / "long.jsonl"
+    _linear_session(session, workspace.proj, 3000)
+    argv = [sys.executable, "-m", "xcsh", "--mode", "rpc", "--model", "fake/fake-model", "--no-tools"]
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        "--session",
+        str(session),
+        cwd=workspace.proj,
+        env=workspace.env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=1 << 24,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(b'{"id":"t1","type":"get_tree"}\n')
+        answer = b""
+        while not answer.startswith(b'{"id":"t1"'):
+            answer = await asyncio.wait_for(process.stdout.readline(), 60)
+            assert answer, "the process closed stdout without answering get_tree"
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 30)
+    assert answer.startswith(
+        b'{"id":"t1","type":"response","command":"get_tree","success":true,"data":{"tree":['
+    )
+    assert answer.count(b'"children":[') == 3000
+    assert answer.endswith(
+        b'"leafId":"00000bb7","path":[' + b",".join(b'"%08x"' % i for i in range(3000)) + b"]}}\n"
+    )
+    # the project's client keeps reading after a line too deep for it to parse
+    assert _loads(answer.decode())["type"] == "invalid"
