@@ -250,7 +250,7 @@ def test_a_group_whose_leader_is_an_unreaped_zombie_stays_guarded_until_the_zomb
         watchdog.release(leader.pid)
         assert leader.pid in watchdog.guarded()
         leader.wait()
-        assert leader.pid in watchdog.prune()
+        watchdog.prune()  # (the pruning thread may have been quicker)
         assert leader.pid not in watchdog.guarded()
     finally:
         leader.wait()
