@@ -64,6 +64,21 @@ def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -
     return {"sessions": out}
 
 
+def _one_line(text: str) -> str:
+    """``" ".join(text.split())``, enough of it for a preview: the first ``MAX_PREVIEW`` characters.
+
+    Only a head of the text is split when that head already gives more than ``MAX_PREVIEW``
+    characters (its last word may be cut, but past the preview's end), so a 40 KB tool output
+    is not split whole for a 120-character preview.
+    """
+    head = text[: 4 * MAX_PREVIEW]
+    if len(head) < len(text):
+        line = " ".join(head.split())
+        if len(line) > MAX_PREVIEW:
+            return line
+    return " ".join(text.split())
+
+
 def _preview(entry: dict[str, Any]) -> str | None:
     message = entry.get("message")
     if isinstance(message, dict):
@@ -75,7 +90,7 @@ def _preview(entry: dict[str, Any]) -> str | None:
                 if isinstance(b, dict) and b.get("type") == "toolCall"
             ]
             text = ", ".join(str(c) for c in calls if c)
-        return " ".join(text.split())[:MAX_PREVIEW]
+        return _one_line(text)[:MAX_PREVIEW]
     for key in ("summary", "modelId", "model", "thinkingLevel", "customType"):
         value = entry.get(key)
         if isinstance(value, str):
