@@ -37,6 +37,7 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ signal_all KILL
 _lock = threading.Lock()
 _process: subprocess.Popen[bytes] | None = None
 _fd: int | None = None  # the pipe's write end
-_changed = threading.Condition(_lock)  # notified when a group is forgotten
+_changed = threading.Condition(_lock)  # notified when a group is guarded or forgotten
 _guarded: set[int] = set()  # groups the watchdog holds
 _pruner: threading.Thread | None = None
 _fork_hook_installed = False
@@ -104,6 +105,7 @@ def guard(pgid: int) -> None:
         _guarded.add(pgid)
         _send(f"+{pgid}\n", start=True)
         _start_pruner()
+        _changed.notify_all()
 
 
 def release(pgid: int) -> None:
@@ -132,10 +134,15 @@ def guarded() -> frozenset[int]:
         return frozenset(_guarded)
 
 
+def wait_until(predicate: Callable[[frozenset[int]], bool], timeout_s: float) -> bool:
+    """Block until ``predicate(guarded groups)`` holds, at most ``timeout_s``; whether it does."""
+    with _changed:
+        return _changed.wait_for(lambda: predicate(frozenset(_guarded)), timeout=timeout_s)
+
+
 def wait_unguarded(pgid: int, timeout_s: float) -> bool:
     """Block until group ``pgid`` is no longer guarded, at most ``timeout_s``; whether it is not."""
-    with _changed:
-        return _changed.wait_for(lambda: pgid not in _guarded, timeout=timeout_s)
+    return wait_until(lambda groups: pgid not in groups, timeout_s)
 
 
 def watchdog_pid() -> int | None:

@@ -8,7 +8,8 @@ image/png, application/json) and errors (traceback without colour codes) — unt
 the kernel is idle. A timeout or an abort interrupts the kernel (KeyboardInterrupt
 in the cell; the kernel and its state survive). :meth:`restart` restarts it;
 :meth:`kill` ends the process at once and is safe to call from synchronous shutdown
-code; it ends the kernel's whole process group (what its cells started too). The
+code; it ends the kernel's whole process group (what its cells started too); a start
+that fails or is cancelled ends the kernel it started the same way. The
 kernel leads its own process group (jupyter-client starts it in a new session), which the
 watchdog (:mod:`xcsh.ai.watchdog`) guards: if this process dies in any way, SIGKILL
 included, the group is ended (an ipykernel alone only exits itself, after polling for its
@@ -79,15 +80,17 @@ class PythonKernel:
         manager.kernel_spec.argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
         await manager.start_kernel(cwd=str(self.cwd), env=_kernel_env())
         pid = _guard(manager)
-        client = manager.client()
-        client.start_channels()
+        client = None
         try:
+            client = manager.client()
+            client.start_channels()
             await client.wait_for_ready(timeout=START_TIMEOUT_S)
-        except RuntimeError as exc:
-            client.stop_channels()
-            await manager.shutdown_kernel(now=True)
-            _end_group(pid)
-            raise ToolError(f"The Python kernel did not start: {exc}") from exc
+        except BaseException as exc:  # a cancellation too: the kernel must not run on unowned
+            self._manager, self._client, self._pid = manager, client, pid
+            self.kill()
+            if isinstance(exc, RuntimeError):
+                raise ToolError(f"The Python kernel did not start: {exc}") from exc
+            raise
         self._manager, self._client, self._pid = manager, client, pid
 
     async def restart(self) -> None:
@@ -189,15 +192,18 @@ class PythonKernel:
         self._manager = self._client = self._pid = None
         if manager is None:
             return
-        with contextlib.suppress(Exception):
-            client.stop_channels()
-        _end_group(pid)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.stop_channels()
+        _end_group(pid, release=False)
         provisioner = getattr(manager, "provisioner", None)
         process = getattr(provisioner, "process", None)
         if process is not None:
             with contextlib.suppress(Exception):
                 process.kill()
                 process.wait(timeout=5)
+        if pid is not None:
+            watchdog.release(pid)  # once reaped: an empty group is forgotten at once
         with contextlib.suppress(Exception):
             manager.cleanup_connection_file()
 
@@ -216,13 +222,14 @@ def _guard(manager: Any) -> int | None:
     return None
 
 
-def _end_group(pid: int | None) -> None:
+def _end_group(pid: int | None, *, release: bool = True) -> None:
     """SIGKILL the kernel's process group (the kernel and what its cells started), then release it."""
     if pid is None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal_module.SIGKILL)
-    watchdog.release(pid)
+    if release:
+        watchdog.release(pid)
 
 
 def _kernel_env() -> dict[str, str]:

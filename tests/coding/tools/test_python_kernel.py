@@ -1,0 +1,49 @@
+"""The python tool's kernel process: a start interrupted by a cancellation leaves no kernel running.
+
+A real ipykernel is started (skipped without the ``tools`` extra). The moment its process group
+is handed to the watchdog (:func:`xcsh.ai.watchdog.wait_until`) is the event the test waits for:
+the kernel runs then, and the start still waits for it to answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from xcsh.ai import watchdog
+from xcsh.coding.tools.kernel import PythonKernel
+from xcsh.testing.processes import alive, wait_gone
+
+START_WITHIN_S = 60.0
+
+
+async def test_a_cancellation_while_the_kernel_starts_ends_the_kernel_and_a_later_call_starts_anew(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("ipykernel")
+    kernel = PythonKernel(tmp_path)
+    before = watchdog.guarded()
+    first = asyncio.create_task(kernel.execute("1", 30, None))
+    started = await asyncio.to_thread(
+        watchdog.wait_until, lambda groups: bool(groups - before), START_WITHIN_S
+    )
+    assert started, "the kernel's process group was never guarded"
+    (pid,) = watchdog.guarded() - before
+    try:
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert not kernel.started
+        assert await asyncio.to_thread(wait_gone, [pid], 10) == []  # not left running, unowned
+        assert pid not in watchdog.guarded()
+        outcome = await kernel.execute("print(6 * 7)", 30, None)
+        assert outcome.text == "42\n" and outcome.error is None
+    finally:
+        kernel.kill()
+        if alive(pid):
+            import os
+            import signal
+
+            os.killpg(pid, signal.SIGKILL)
