@@ -55,28 +55,28 @@ def encode_deep(obj: Any) -> bytes:
     Both msgspec and the standard library recurse once per level of nesting, so a deep value (the
     ``get_tree`` answer of a long linear session nests two levels per entry) raised
     ``RecursionError`` and its command was never answered. Here dicts, lists and tuples are
-    walked with an explicit stack; every other value (and every key) is written by
-    :func:`encode_json`, so strings, numbers and the fallbacks are exactly the fast path's.
+    walked with an explicit stack; each run of neighbouring values that are not containers (with
+    their keys) is written by one :func:`encode_json` call, so strings, numbers and the fallbacks
+    are exactly the fast path's.
     """
     parts: list[bytes] = []
-    stack: list[tuple[Iterator[tuple[bytes | None, Any]], bytes]] = []
+    stack: list[tuple[Iterator[tuple[bytes, Any]], bytes]] = []
     first: list[bool] = []
 
-    def emit(key: bytes | None, value: Any) -> None:
-        if key is not None:
-            parts.append(key)
+    def emit(head: bytes, value: Any) -> None:
+        parts.append(head)
         if isinstance(value, dict):
             parts.append(b"{")
-            stack.append((((_key(k), v) for k, v in value.items()), b"}"))
+            stack.append((_dict_segments(value), b"}"))
             first.append(True)
         elif isinstance(value, (list, tuple)):
             parts.append(b"[")
-            stack.append((((None, v) for v in value), b"]"))
+            stack.append((_list_segments(value), b"]"))
             first.append(True)
-        else:
+        elif value is not _SEGMENT:
             parts.append(encode_json(value))
 
-    emit(None, obj)
+    emit(b"", obj)
     while stack:
         item = next(stack[-1][0], _END)
         if item is _END:
@@ -89,6 +89,39 @@ def encode_deep(obj: Any) -> bytes:
             parts.append(b",")
         emit(*item)  # type: ignore[misc]
     return b"".join(parts)
+
+
+_SEGMENT = object()  # marks a segment already written out (a run of items), not a value to write
+
+
+def _dict_segments(value: dict[Any, Any]) -> Iterator[tuple[bytes, Any]]:
+    """``(key and colon, container)`` per container value; ``(bytes, _SEGMENT)`` per run of other items."""
+    run: dict[Any, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, (dict, list, tuple)):
+            if run:
+                yield encode_json(run)[1:-1], _SEGMENT
+                run = {}
+            yield _key(key), item
+        else:
+            run[key] = item
+    if run:
+        yield encode_json(run)[1:-1], _SEGMENT
+
+
+def _list_segments(value: list[Any] | tuple[Any, ...]) -> Iterator[tuple[bytes, Any]]:
+    """``(b"", container)`` per container element; ``(bytes, _SEGMENT)`` per run of other elements."""
+    run: list[Any] = []
+    for item in value:
+        if isinstance(item, (dict, list, tuple)):
+            if run:
+                yield encode_json(run)[1:-1], _SEGMENT
+                run = []
+            yield b"", item
+        else:
+            run.append(item)
+    if run:
+        yield encode_json(run)[1:-1], _SEGMENT
 
 
 def _key(key: Any) -> bytes:
