@@ -268,6 +268,18 @@ class Timer:
         return answer
 
 
+async def _quiet(host: Host, still: float = 0.5, limit: float = 10.0) -> None:
+    """Wait until the agent's CPU stops moving for ``still`` seconds (at most ``limit``)."""
+    deadline = time.monotonic() + limit
+    last = host.cpu_seconds()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(still)
+        now = host.cpu_seconds()
+        if now == last:
+            return
+        last = now
+
+
 async def _spawn(ws: Workspace, extra: list[str]) -> tuple[Host, float]:
     t0 = time.perf_counter()
     host = await Host.start(ws.argv(*extra), cwd=ws.project, env=ws.env)
@@ -299,20 +311,45 @@ async def measure_size(ws: Workspace, fake: FakeLLM, size: int, repeats: int) ->
     rows["resume: spawn → get_state"] = {"ms": statistics.median(spawns) * 1000, "runs": 3}
 
     timer = Timer(host, repeats)
+    await _quiet(host)
     fake.reset()
     fake.script(script.text("resumed answer"))
     cpu0 = host.cpu_seconds()
     done = host.expect("agent_end")
+    first_delta = host.expect("message_update:text_delta")
     t0 = time.perf_counter()
     await host.send({"type": "prompt", "message": "continue where we left off"})
-    await asyncio.wait_for(done, 600)
+    ended = await asyncio.wait_for(done, 600)
+    cpu = host.cpu_seconds() - cpu0
     body = fake.requests[-1].body if fake.requests else b""
+    await _quiet(host)  # what the session does after a run must not be charged to the next command
     rows["first prompt after resume → agent_end"] = {
-        "ms": (time.perf_counter() - t0) * 1000,
-        "cpu_ms": (host.cpu_seconds() - cpu0) * 1000,
+        "ms": (ended - t0) * 1000,
+        "first_text_delta_ms": (first_delta.result() - t0) * 1000,
+        "llm_requests": len(fake.requests),
+        "llm_problems": list(fake.problems),
+        "cpu_ms": cpu * 1000,
         "bytes": len(body),
         "runs": 1,
     }
+    fake.reset()
+    fake.script(script.text("second answer"))
+    cpu0 = host.cpu_seconds()
+    done = host.expect("agent_end")
+    first_delta = host.expect("message_update:text_delta")
+    t0 = time.perf_counter()
+    ack = host.send({"type": "prompt", "message": "and the next step?"})
+    ended = await asyncio.wait_for(done, 600)
+    cpu = host.cpu_seconds() - cpu0
+    await ack
+    rows["second prompt → agent_end"] = {
+        "ms": (ended - t0) * 1000,
+        "first_text_delta_ms": (first_delta.result() - t0) * 1000,
+        "cpu_ms": cpu * 1000,
+        "bytes": len(fake.requests[-1].body) if fake.requests else 0,
+        "runs": 1,
+    }
+    await _quiet(host)
     for name in (
         "get_state",
         "get_messages",
@@ -330,6 +367,7 @@ async def measure_size(ws: Workspace, fake: FakeLLM, size: int, repeats: int) ->
 
     # switch_session: a process on a new session opens the long file (then back to a small one)
     host, _ = await _spawn(ws, [])
+    await _quiet(host)
     timer2 = Timer(host, repeats)
     small = ws.sessions / "small.jsonl"
     switch_times: list[float] = []
@@ -380,6 +418,7 @@ async def baseline(ws: Workspace) -> float:
 ORDER = [
     "resume: spawn → get_state",
     "first prompt after resume → agent_end",
+    "second prompt → agent_end",
     "get_state",
     "get_messages",
     "get_branch_messages",
