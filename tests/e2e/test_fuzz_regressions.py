@@ -55,3 +55,37 @@ async def test_abort_and_prompt_read_with_the_prompt_it_aborts_runs_its_own_mess
     assert [_last_user_text(r.json) for r in fake_llm.requests] == ["second"]
     ends = [f for f in frames if f["type"] == "agent_end"]
     assert len(ends) == 1 and ends[0]["messages"][-1]["content"][0]["text"] == "second answer"
+
+
+async def test_a_prompt_read_right_after_an_abort_runs_once_the_abort_is_done(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # `abort` is a control command (it acts at once) but answers once the session is idle
+    # (rpc-protocol §5.1); an ordinary command read after it is handled after that, in
+    # arrival order, so a host's "abort, then prompt" burst is not refused as busy
+    fake_llm.script(script.hold("first answer"), script.text("third answer"))
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env) as client:
+        start = client.mark()
+        await client.request({"id": "first", "type": "prompt", "message": "first"}, timeout=30)
+        await client.wait_for(lambda f: f.get("type") == "message_update", since=start, timeout=30)
+        client.send_raw(
+            _lines(
+                b'{"id":"stop","type":"abort"}',
+                b'{"id":"third","type":"prompt","message":"third"}',
+            )
+        )
+        await client.wait_for(lambda f: f.get("id") == "third", since=start, timeout=30)
+        ends = 0
+
+        def second_end(frame: Frame) -> bool:
+            nonlocal ends
+            ends += frame.get("type") == "agent_end"
+            return ends == 2
+
+        await client.wait_for(second_end, since=start, timeout=30)
+        frames = client.frames[start:]
+    assert [r["success"] for r in _responses(frames, "stop")] == [True]
+    assert [r["success"] for r in _responses(frames, "third")] == [True]
+    assert [_last_user_text(r.json) for r in fake_llm.requests] == ["first", "third"]
+    ids = [f.get("id") for f in frames if f["type"] == "response"]
+    assert ids.index("stop") < ids.index("third")

@@ -107,6 +107,7 @@ class RpcServer:
         # commands whose handler never waits (get_state, prompt): answered at once when nothing is queued
         self.instant: dict[str, InstantHandler] = {}
         self._jobs = 0  # ordinary commands queued or running, control commands running
+        self._control: set[asyncio.Task[Any]] = set()  # control commands running
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
         self.on_host_tool_update: FrameHandler = lambda frame: None
@@ -264,7 +265,10 @@ class RpcServer:
                 return
             if isinstance(kind, str) and kind in CONTROL_COMMANDS:
                 self._jobs += 1  # an instant answer must not overtake it
-                self.spawn(self._run_command(frame)).add_done_callback(self._job_done)
+                task = self.spawn(self._run_command(frame))
+                self._control.add(task)
+                task.add_done_callback(self._control.discard)
+                task.add_done_callback(self._job_done)
                 return
             instant = self.instant.get(kind) if isinstance(kind, str) else None
             if instant is not None and self._jobs == 0:
@@ -274,7 +278,17 @@ class RpcServer:
                     logger.debug("line could not be handled", exc_info=True)
                     self.parse_error(str(exc) or type(exc).__name__)
                 return
+        if self._control:
+            # read after a control command still running (an abort waiting for the run to end):
+            # handled once it is done, as a host that writes "abort, prompt" expects
+            before = set(self._control)
+            self._enqueue(lambda: self._after(before, frame))
+            return
         self._enqueue(lambda: self._run_command(frame))
+
+    async def _after(self, before: set[asyncio.Task[Any]], frame: Any) -> None:
+        await asyncio.wait(before)
+        await self._run_command(frame)
 
     async def _work(self) -> None:
         while True:
