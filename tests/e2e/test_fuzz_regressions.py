@@ -89,3 +89,24 @@ async def test_a_prompt_read_right_after_an_abort_runs_once_the_abort_is_done(
     assert [_last_user_text(r.json) for r in fake_llm.requests] == ["first", "third"]
     ids = [f.get("id") for f in frames if f["type"] == "response"]
     assert ids.index("stop") < ids.index("third")
+
+
+async def test_the_client_reads_frames_that_echo_a_lone_surrogate_the_host_sent(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # "\ud800" is a valid JSON escape; the server keeps it and echoes it escaped the same way,
+    # so the client must read those frames (before: kept as "invalid", the request never answered)
+    fake_llm.script(script.text("answer"))
+    async with RpcClient.spawn(
+        args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30, run_timeout=30
+    ) as client:
+        client.send_raw(b'{"id":"p","type":"prompt","message":"a\\ud800b"}\n')
+        start = await client.wait_for(
+            lambda f: f.get("type") == "message_start" and f["message"]["role"] == "user", timeout=30
+        )
+        await client.wait_for_idle(timeout=30)
+        messages = await client.get_messages()
+    assert start["message"]["content"] == [{"type": "text", "text": "a\ud800b"}]
+    users = [m for m in messages if m["role"] == "user"]
+    assert [u["content"] for u in users] == [[{"type": "text", "text": "a\ud800b"}]]
+    assert messages[-1]["role"] == "assistant"

@@ -29,12 +29,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack, cast
 
-import msgspec
-
 from xcsh.rpc.client_commands import AsyncCommands
 from xcsh.rpc.frame_log import FrameLog
 from xcsh.rpc.frames import ServerEvent
-from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line, encode_frame
+from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_frame, decode_line, encode_frame
 from xcsh.rpc.rebuild import PartialMessages
 
 T = TypeVar("T")
@@ -486,8 +484,10 @@ class RpcClient(AsyncCommands):
 def _loads(text: str) -> Frame:
     """Parse one stdout line; anything that is not a JSON object is kept as an ``invalid`` frame."""
     try:
-        value = msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError):  # too deep to parse: kept raw, the reader goes on
+        # msgspec first; what it refuses but JSON allows (a lone surrogate escape, which the
+        # server writes when a host sent one) is read by json.loads, as the server reads input
+        value = decode_frame(text)
+    except (ValueError, RecursionError):  # not JSON, or too deep to parse: kept raw, the reader goes on
         return {"type": "invalid", "raw": text}
     return value if isinstance(value, dict) else {"type": "invalid", "value": value}
 
