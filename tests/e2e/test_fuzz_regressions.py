@@ -110,3 +110,50 @@ async def test_the_client_reads_frames_that_echo_a_lone_surrogate_the_host_sent(
     users = [m for m in messages if m["role"] == "user"]
     assert [u["content"] for u in users] == [[{"type": "text", "text": "a\ud800b"}]]
     assert messages[-1]["role"] == "assistant"
+
+
+ECHO_HOST = {
+    "name": "echo_host",
+    "description": "echo",
+    "parameters": {"type": "object", "properties": {"message": {"type": "string"}}},
+}
+
+
+async def test_malformed_blocks_of_a_host_tool_result_become_text_and_the_session_keeps_working(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # a block without "type" made every later provider request fail ("'type'"), in this
+    # process and in any that resumed the session: it is kept as a text block with its JSON
+    fake_llm.script(
+        script.tool_calls(("call_1", "echo_host", {"message": "hi"})),
+        script.text("after the tool"),
+        script.text("next answer"),
+    )
+    good = {"type": "text", "text": "fine"}
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
+        await client.request({"type": "set_host_tools", "tools": [ECHO_HOST]}, timeout=30)
+        start = client.mark()
+        await client.request({"type": "prompt", "message": "go"}, timeout=30)
+        call = await client.wait_for_type("host_tool_call", since=start, timeout=30)
+        result = {"content": [good, {"text": "no type"}, "bare", 5, {"type": "image"}]}
+        client.send_raw({"type": "host_tool_result", "id": call["id"], "result": result})
+        await client.wait_for_type("agent_end", since=start, timeout=30)
+        second = client.mark()
+        await client.request({"type": "prompt", "message": "again"}, timeout=30)
+        await client.wait_for_type("agent_end", since=second, timeout=30)
+        frames = client.frames[start:]
+    tool_result = next(
+        f["message"] for f in frames if f["type"] == "message_end" and f["message"]["role"] == "toolResult"
+    )
+    assert tool_result["content"] == [
+        good,
+        {"type": "text", "text": '{"text": "no type"}'},
+        {"type": "text", "text": '"bare"'},
+        {"type": "text", "text": "5"},
+        {"type": "text", "text": '{"type": "image"}'},
+    ]
+    answers = [
+        f["message"] for f in frames if f["type"] == "message_end" and f["message"]["role"] == "assistant"
+    ]
+    assert [a["stopReason"] for a in answers] == ["toolUse", "stop", "stop"]
+    assert len(fake_llm.requests) == 3

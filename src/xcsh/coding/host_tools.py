@@ -96,6 +96,34 @@ def error_text(result: dict[str, Any]) -> str:
     return "\n".join(texts).strip() or FAILED_TEXT
 
 
+def _block(block: Any) -> dict[str, Any]:
+    """``block`` when it is a text or image block of the protocol, else a text block holding its JSON."""
+    if isinstance(block, dict):
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            return block
+        if kind == "image" and isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str):
+            return block
+    import json  # a malformed block only
+
+    return {"type": "text", "text": json.dumps(block, ensure_ascii=False, default=repr)}
+
+
+def checked_result(result: dict[str, Any]) -> AgentToolResult:
+    """The host's result with every content block a text or image block (docs/decisions.md).
+
+    The result is kept verbatim (rpc-protocol §7) when its blocks are well formed. A block that
+    is not (no ``type``, an unknown type, a missing field, not an object) becomes a text block
+    with its JSON: the model still sees it, and no provider request or resumed session trips on it.
+    """
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else []
+    fixed = [_block(block) for block in blocks]
+    if all(a is b for a, b in zip(fixed, blocks, strict=True)):
+        return cast(AgentToolResult, result)
+    return cast(AgentToolResult, {**result, "content": fixed})
+
+
 class _PendingCall(msgspec.Struct):
     name: str
     future: asyncio.Future[AgentToolResult]
@@ -225,7 +253,7 @@ class HostToolBridge:
         if frame.get("isError"):
             pending.future.set_exception(HostToolError(error_text(result)))
         else:
-            pending.future.set_result(cast(AgentToolResult, result))
+            pending.future.set_result(checked_result(result))
 
     def handle_update(self, frame: dict[str, Any]) -> None:
         """Forward a progress update for a pending call as a tool update."""
