@@ -31,11 +31,6 @@ from xcsh.ai import watchdog
 def group():
     return subprocess.Popen(["sleep", "1000"], start_new_session=True).pid
 
-def wait_until(condition):
-    deadline = time.monotonic() + 15
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.02)
-
 steps = sys.argv[1:]
 pids = []
 for step in steps:
@@ -43,12 +38,12 @@ for step in steps:
         pids.append(group())
         watchdog.guard(pids[-1])
     elif step == "guard-timeout":  # `timeout` moves itself and its command to a group of their own
+        # the command reports its pid once it runs, so after `timeout` has changed its group
         shell = subprocess.Popen(
-            ["bash", "-c", "timeout 1000 sleep 1000 & echo $!; wait"],
+            ["bash", "-c", "timeout 1000 bash -c 'echo $$; exec sleep 1000' & wait"],
             start_new_session=True, stdout=subprocess.PIPE, text=True,
         )
         escaped = int(shell.stdout.readline())
-        wait_until(lambda: os.getpgid(escaped) == escaped)
         watchdog.guard(shell.pid)
         pids += [shell.pid, escaped]
     elif step == "release-alive":  # the leader "ended" but the group still has a process

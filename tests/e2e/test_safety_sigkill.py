@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -35,16 +34,12 @@ async def wait_gone(pids: list[int], within: float = GONE_WITHIN_S) -> list[int]
     return await asyncio.to_thread(processes.wait_gone, pids, within)
 
 
-async def wait_for_pids(path: Path, count: int, within: float = 30.0) -> list[int]:
-    """The first ``count`` pids written to ``path`` (one per line), waiting for them to appear."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if path.exists():
-            lines = path.read_text().split()
-            if len(lines) >= count and path.read_text().endswith("\n"):
-                return [int(x) for x in lines[:count]]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{path} did not get {count} pids within {within} s")
+def read_pids(path: Path, count: int) -> list[int]:
+    """The first ``count`` pids written to ``path`` (one line). Read once the event that follows
+    the write has been seen (the command's answer, its "started" output, the cell's end)."""
+    text = path.read_text()
+    assert text.endswith("\n") and len(text.split()) >= count, text
+    return [int(x) for x in text.split()[:count]]
 
 
 def watchdogs_of(xcsh_pid: int) -> list[int]:
@@ -91,7 +86,7 @@ async def test_a_background_child_of_a_finished_bash_command_dies_when_xcsh_is_s
     command = f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}; echo started"
     response = await client.request({"type": "bash", "command": command})
     assert response["success"] and response["data"]["output"] == "started\n"
-    (child,) = await wait_for_pids(pidfile, 1)
+    (child,) = read_pids(pidfile, 1)
     try:
         assert alive(child)
         assert len(watchdogs_of(client.process.pid)) == 1
@@ -128,7 +123,7 @@ async def test_only_xcsh_holds_the_watchdog_s_pipe_and_the_watchdog_has_nothing_
     client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
     command = f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"
     assert (await client.request({"type": "bash", "command": command}))["success"]
-    (child,) = await wait_for_pids(pidfile, 1)
+    (child,) = read_pids(pidfile, 1)
     try:
         (dog,) = watchdogs_of(client.process.pid)
         files = open_files(dog)
@@ -163,7 +158,7 @@ async def test_a_running_bash_tool_command_and_its_children_die_when_xcsh_is_sig
         since=mark,
         timeout=30,
     )
-    pids = await wait_for_pids(pidfile, 3)
+    pids = read_pids(pidfile, 3)
     fake_llm.reset()  # the second step is never asked for
     try:
         assert all(alive(p) for p in pids)
@@ -188,7 +183,7 @@ async def test_the_python_kernel_and_a_process_it_started_die_when_xcsh_is_sigki
     args = ["--model", "fake/fake-model", "--tools", "python", "--no-session"]
     client = await RpcClient.start(args=args, cwd=workspace.proj, env=workspace.env)
     await client.prompt_and_wait("start a process from python")
-    kernel, child = await wait_for_pids(pidfile, 2)
+    kernel, child = read_pids(pidfile, 2)
     try:
         assert alive(kernel) and alive(child)
         await sigkill(client)
@@ -203,7 +198,7 @@ async def test_a_normal_exit_ends_background_children_and_leaves_no_watchdog(wor
     for command in ("echo one", "true", f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"):
         response = await client.request({"type": "bash", "command": command})
         assert response["success"]
-    (child,) = await wait_for_pids(pidfile, 1)
+    (child,) = read_pids(pidfile, 1)
     try:
         watchdogs = watchdogs_of(client.process.pid)
         assert len(watchdogs) == 1  # one per xcsh, however many commands ran
@@ -248,7 +243,7 @@ async def test_sigkill_of_xcsh_s_whole_process_group_does_not_reach_the_watchdog
         {"type": "bash", "command": f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"}
     )
     assert response["success"]
-    (child,) = await wait_for_pids(pidfile, 1)
+    (child,) = read_pids(pidfile, 1)
     try:
         (dog,) = watchdogs_of(xcsh)
         os.killpg(xcsh, signal.SIGKILL)  # `kill -9 -<pgid>`
@@ -265,7 +260,7 @@ async def test_sigterm_ends_the_background_child_of_a_finished_command_too(works
         {"type": "bash", "command": f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"}
     )
     assert response["success"]
-    (child,) = await wait_for_pids(pidfile, 1)
+    (child,) = read_pids(pidfile, 1)
     try:
         client.process.send_signal(signal.SIGTERM)
         assert await client.close(timeout=20) == 143
