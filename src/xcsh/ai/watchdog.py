@@ -20,10 +20,10 @@ then it only wakes to read a line; it has no timer and holds nothing else.
 A group whose leader ended may still hold processes (``server &`` in a command that
 finished): :func:`release` keeps it registered until it is empty. Every guarded group —
 released or not, so also one whose owner never got to release it — is checked every
-:data:`PRUNE_INTERVAL_S` by a daemon thread that runs only while groups are guarded
-(:func:`prune`), and forgotten once it is empty. So a group id handed back to the system is
-forgotten within that interval, and the watchdog never signals a group that a later,
-unrelated process may have taken the id of. A group whose leader is a zombie nobody has
+:data:`PRUNE_INTERVAL_S` by a daemon thread (:func:`prune`) and forgotten once it is empty.
+The thread runs while groups are guarded and :data:`IDLE_PRUNES` checks longer. So a group
+id handed back to the system is forgotten within that interval, and the watchdog never
+signals a group that a later, unrelated process may have taken the id of. A group whose leader is a zombie nobody has
 reaped yet counts as not empty: the zombie keeps its id from being reused, so it stays ours.
 
 Lives in ``ai`` (the lowest layer) because the local model runtime (``ai/local``) guards its
@@ -46,6 +46,10 @@ MARK = "xcsh-watchdog"
 GRACE_S = 0.5
 """Time between the watchdog's SIGTERM and SIGKILL (the script polls in five 0.1 s steps)."""
 PRUNE_INTERVAL_S = 2.0
+IDLE_PRUNES = 15
+"""The pruning thread ends after this many checks in a row found no group guarded (30 s): an
+agent's next command usually comes sooner, and starting the thread is most of a first
+``guard``'s cost (≈0.25 ms of CPU)."""
 
 # $1 (our pid) is only for people reading `ps`. A line is "+N" or "-N" with N a decimal
 # process-group id > 1 (anything else is ignored: the value is used as an array index). Every
@@ -268,12 +272,17 @@ def _start_pruner() -> None:
 
 
 def _prune_periodically() -> None:
-    """Every :data:`PRUNE_INTERVAL_S`, forget the guarded groups that are empty; ends when none is left."""
+    """Every :data:`PRUNE_INTERVAL_S`, forget the guarded groups that are empty.
+
+    Ends once :data:`IDLE_PRUNES` checks in a row found none guarded.
+    """
     global _pruner
+    idle = 0
     while True:
         time.sleep(PRUNE_INTERVAL_S)
         with _lock:
             _prune_locked()
-            if not _guarded:
+            idle = 0 if _guarded else idle + 1
+            if idle >= IDLE_PRUNES:
                 _pruner = None
                 return
