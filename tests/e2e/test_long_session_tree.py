@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import Workspace
 from xcsh.coding.sessions.entries import new_header, serialize_entry
-from xcsh.rpc.client import _loads
+from xcsh.rpc.client import RpcClient, _loads
 
 
 def _linear_session(path: Path, cwd: Path, messages: int) -> None:
@@ -65,5 +65,23 @@ async def test_get_tree_of_a_3000_entry_linear_session_is_answered_with_one_node
     assert answer.endswith(
         b'"leafId":"00000bb7","path":[' + b",".join(b'"%08x"' % i for i in range(3000)) + b"]}}\n"
     )
-    # the project's client keeps reading after a line too deep for it to parse
-    assert _loads(answer.decode())["type"] == "invalid"
+    # the project's client reads the line too, deeper than a recursive parser follows
+    assert _loads(answer.decode())["data"]["leafId"] == "00000bb7"
+
+
+async def test_the_clients_get_tree_of_a_3000_entry_session_gives_the_whole_tree(
+    workspace: Workspace,
+) -> None:
+    session = workspace.sess / "long.jsonl"
+    _linear_session(session, workspace.proj, 3000)
+    args = ["--model", "fake/fake-model", "--no-tools", "--session", str(session)]
+    client = await RpcClient.start(args=args, cwd=workspace.proj, env=workspace.env, timeout=60)
+    try:
+        tree = await client.get_tree()
+    finally:
+        await client.close()
+    node, depth = tree["tree"][-1], 0
+    while node["children"]:
+        node, depth = node["children"][-1], depth + 1
+    assert node["id"] == tree["leafId"] == "00000bb7"
+    assert tree["path"][-1] == "00000bb7" and depth >= 2999

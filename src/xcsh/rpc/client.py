@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack, cast
 
 from xcsh.rpc.client_commands import AsyncCommands
+from xcsh.rpc.deep_json import decode_deep
 from xcsh.rpc.frame_log import FrameLog
 from xcsh.rpc.frames import ServerEvent
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_frame, decode_line, encode_frame
@@ -487,7 +488,12 @@ def _loads(text: str) -> Frame:
         # msgspec first; what it refuses but JSON allows (a lone surrogate escape, which the
         # server writes when a host sent one) is read by json.loads, as the server reads input
         value = decode_frame(text)
-    except (ValueError, RecursionError):  # not JSON, or too deep to parse: kept raw, the reader goes on
+    except RecursionError:  # a long session's get_tree answer: read without recursion
+        try:
+            value = decode_deep(text)
+        except ValueError:
+            return {"type": "invalid", "raw": text}
+    except ValueError:  # not JSON: kept raw, the reader goes on
         return {"type": "invalid", "raw": text}
     return value if isinstance(value, dict) else {"type": "invalid", "value": value}
 
