@@ -147,15 +147,28 @@ def test_the_frame_checker_accepts_a_frame_carrying_a_lone_surrogate_the_server_
 def test_the_frame_checker_does_not_raise_on_a_tree_deeper_than_it_can_follow() -> None:
     # get_tree of a long linear session nests one level per entry; the checker runs inside the
     # frame writer (XCSH_RPC_CHECK_FRAMES), so raising there would lose the response
-    node: dict[str, Any] = {"id": "e0", "parentId": None, "type": "message", "timestamp": "t", "children": []}
-    root = node
-    for i in range(1, 400):  # json.loads reads it (~490 levels at most); jsonschema cannot follow
-        child = {"id": f"e{i}", "parentId": node["id"], "type": "message", "timestamp": "t", "children": []}
-        node["children"].append(child)
-        node = child
-    frame = {"id": "t", "type": "response", "command": "get_tree", "success": True}
-    frame["data"] = {"tree": [root], "leafId": node["id"], "path": []}
-    assert FrameChecker().violations(frame) == []
+    for depth in (400, 3000):  # json.loads reads the first, not the second; jsonschema follows neither
+        node: dict[str, Any] = {
+            "id": "e0",
+            "parentId": None,
+            "type": "message",
+            "timestamp": "t",
+            "children": [],
+        }
+        root = node
+        for i in range(1, depth):
+            child = {
+                "id": f"e{i}",
+                "parentId": node["id"],
+                "type": "message",
+                "timestamp": "t",
+                "children": [],
+            }
+            node["children"].append(child)
+            node = child
+        frame = {"id": "t", "type": "response", "command": "get_tree", "success": True}
+        frame["data"] = {"tree": [root], "leafId": node["id"], "path": []}
+        assert FrameChecker().violations(frame) == []
 
 
 def test_the_committed_protocol_page_is_generated_from_the_schema() -> None:

@@ -174,7 +174,9 @@ class FrameChecker:
             # decoded as a host's JSON parser reads it: a lone surrogate (escaped, as
             # JSON.stringify writes it) is valid JSON that msgspec alone refuses
             frame = decode_frame(encode_json(frame).decode("utf-8"))
-        except (TypeError, ValueError, RecursionError) as exc:
+        except RecursionError:
+            return []  # nested deeper than a recursive check follows (the writer encodes it without)
+        except (TypeError, ValueError) as exc:
             return [f"frame cannot be written as JSON: {exc}"]
         name = outbound_def(frame)
         if name is None:

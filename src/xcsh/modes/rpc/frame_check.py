@@ -33,7 +33,10 @@ def frame_check_from_env(env: Mapping[str, str]) -> FrameCheck | None:
             return
         import json  # a violation only
 
-        shown = json.dumps(frame, ensure_ascii=False, default=repr)[:2000]
+        try:
+            shown = json.dumps(frame, ensure_ascii=False, default=repr)[:2000]
+        except (RecursionError, ValueError):  # the report must never cost the frame itself
+            shown = repr(type(frame))
         text = (
             "".join(f"outbound frame violates the protocol: {p}\n" for p in problems) + f"  frame: {shown}\n"
         )
