@@ -34,7 +34,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from conftest import Workspace  # noqa: E402
+from conftest import Workspace, expected_answers  # noqa: E402
 from xcsh.rpc.schema import FrameChecker  # noqa: E402
 from xcsh.testing import script as s  # noqa: E402
 from xcsh.testing.fake_llm import FakeLLM  # noqa: E402
@@ -216,36 +216,6 @@ def junk_line(rng: random.Random) -> bytes:
     if kind == 12:
         return b'{"type":"bash","command":"echo \\u0000"}'
     return '{"type":"set_session_name","name":"\u202e\U0001f600\ufeff"}'.encode()
-
-
-def expected_for_junk(line: bytes) -> int:
-    try:
-        text = line.removesuffix(b"\r").decode("utf-8")
-    except UnicodeDecodeError:
-        return 1
-    if not text.strip():
-        return 0
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return 1
-    if isinstance(value, dict):
-        kind = value.get("type")
-
-        def body(k: str) -> bool:
-            return (
-                isinstance(value.get("id"), str)
-                and isinstance(value.get(k), dict)
-                and isinstance(value[k].get("content"), list)
-            )
-
-        if kind == "extension_ui_response":
-            return 0
-        if kind == "host_tool_result" and body("result"):
-            return 0
-        if kind == "host_tool_update" and body("partialResult"):
-            return 0
-    return 1
 
 
 def command(rng: random.Random, n: int, sessions: list[str], entry_ids: list[str]) -> dict[str, Any]:
@@ -447,7 +417,7 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
         elif r < 0.7:
             line = junk_line(rng)
             stats["junk"] = stats.get("junk", 0) + 1
-            junk_expected += expected_for_junk(line)
+            junk_expected += expected_answers(line)
             proc.send(line + b"\n")
         elif r < 0.78:
             # answer a host tool call, sometimes unknown, sometimes twice

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import json
 import os
 import socket
 import sys
@@ -199,3 +201,44 @@ def tool_results(request_json: dict[str, Any]) -> dict[str, str]:
                         content = "".join(b.get("text", "") for b in content if b.get("type") == "text")
                     out[block["tool_use_id"]] = content
     return out
+
+
+def _well_formed(frame: dict[str, Any], payload: str) -> bool:
+    body = frame.get(payload)
+    return (
+        isinstance(frame.get("id"), str) and isinstance(body, dict) and isinstance(body.get("content"), list)
+    )
+
+
+def expected_answers(line: bytes) -> int:
+    """How many responses the protocol requires for ``line`` (rpc-protocol §1.2, §3, §4)."""
+    try:
+        text = line.removesuffix(b"\r").decode("utf-8")
+    except UnicodeDecodeError:
+        return 1
+    if not text.strip():
+        return 0
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return 1
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind == "extension_ui_response":
+            return 0
+        if kind == "host_tool_result" and _well_formed(value, "result"):
+            return 0
+        if kind == "host_tool_update" and _well_formed(value, "partialResult"):
+            return 0
+    return 1
+
+
+async def frame_containing(stdout: asyncio.StreamReader, wanted: bytes) -> dict[str, object]:
+    """The next stdout line of a spawned xcsh containing ``wanted``, parsed (earlier lines skipped)."""
+    while True:
+        line = await stdout.readline()
+        if not line:
+            raise ConnectionError("xcsh exited before the expected frame")
+        if wanted in line:
+            frame: dict[str, object] = json.loads(line)
+            return frame

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import BASE_ARGS, Workspace
+from conftest import BASE_ARGS, Workspace, expected_answers
 from xcsh.rpc.protocol import SPECS
 from xcsh.rpc.schema import FrameChecker
 from xcsh.rpc.sync_client import SyncRpcClient
@@ -128,36 +128,6 @@ lines = st.one_of(
     st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" ")),
     st.sampled_from(SPECIAL_LINES),
 )
-
-
-def _well_formed(frame: dict[str, Any], payload: str) -> bool:
-    body = frame.get(payload)
-    return (
-        isinstance(frame.get("id"), str) and isinstance(body, dict) and isinstance(body.get("content"), list)
-    )
-
-
-def expected_answers(line: bytes) -> int:
-    """How many responses the protocol requires for ``line`` (rpc-protocol §1.2, §3, §4)."""
-    try:
-        text = line.removesuffix(b"\r").decode("utf-8")
-    except UnicodeDecodeError:
-        return 1
-    if not text.strip():
-        return 0
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return 1
-    if isinstance(value, dict):
-        kind = value.get("type")
-        if kind == "extension_ui_response":
-            return 0
-        if kind == "host_tool_result" and _well_formed(value, "result"):
-            return 0
-        if kind == "host_tool_update" and _well_formed(value, "partialResult"):
-            return 0
-    return 1
 
 
 @pytest.fixture(scope="module")

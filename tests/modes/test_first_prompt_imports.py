@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import Workspace
+from conftest import Workspace, frame_containing
 from xcsh.coding.tools import IMPLEMENTATIONS
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -73,16 +72,6 @@ def _imported(verbose: str) -> set[str]:
     return set(re.findall(r"import '([\w.]+)' #", verbose))
 
 
-async def _line_matching(stdout: asyncio.StreamReader, wanted: bytes) -> dict[str, object]:
-    while True:
-        line = await stdout.readline()
-        if not line:
-            raise ConnectionError("xcsh exited before the expected frame")
-        if wanted in line:
-            frame: dict[str, object] = json.loads(line)
-            return frame
-
-
 async def _imported_by_the_first_token(workspace: Workspace, log: Path) -> set[str]:
     env = {**workspace.env, "XCSH_WARM_QUIET_MS": "0", "XCSH_RPC_CHECK_FRAMES": "0"}
     argv = [sys.executable, "-v", "-m", "xcsh", "--mode", "rpc", "--model", "fake/fake-model"]
@@ -103,10 +92,10 @@ async def _imported_by_the_first_token(workspace: Workspace, log: Path) -> set[s
         process.stdin.write(b'{"type":"prompt","message":"hi","id":"p1"}\n')  # before it is ready
         await process.stdin.drain()
         async with asyncio.timeout(60):
-            delta = await _line_matching(process.stdout, b'"type":"text_delta"')
+            delta = await frame_containing(process.stdout, b'"type":"text_delta"')
             process.stdin.write(b'{"type":"get_state","id":"s1"}\n')
             await process.stdin.drain()
-            state = await _line_matching(process.stdout, b'"id":"s1"')
+            state = await frame_containing(process.stdout, b'"id":"s1"')
         assert delta["assistantMessageEvent"]["delta"] == "first words"  # type: ignore[index]
         assert state["data"]["isStreaming"] is True  # type: ignore[index]  # the answer is still held open
         return _imported(log.read_text())

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import Workspace
+from conftest import Workspace, frame_containing
 from xcsh.cli.entry import wants_rpc
 from xcsh.cli.main import main
 from xcsh.modes.rpc import gc_pause
@@ -56,16 +55,6 @@ async def _spawn(workspace: Workspace, log: Path, **env: str) -> asyncio.subproc
         )
 
 
-async def _frame(stdout: asyncio.StreamReader, wanted: bytes) -> dict[str, object]:
-    while True:
-        line = await stdout.readline()
-        if not line:
-            raise ConnectionError("xcsh exited before the expected frame")
-        if wanted in line:
-            frame: dict[str, object] = json.loads(line)
-            return frame
-
-
 def _collections_after_the_pause(log: Path) -> list[tuple[int, int]]:
     text = log.read_text(errors="replace")
     assert PAUSED in text  # else the log proves nothing
@@ -85,7 +74,7 @@ async def test_an_immediate_prompt_reaches_its_first_token_without_a_garbage_col
         process.stdin.write(b'{"type":"prompt","message":"hi","id":"p1"}\n')  # before it is ready
         await process.stdin.drain()
         async with asyncio.timeout(60):
-            delta = await _frame(process.stdout, b'"type":"text_delta"')
+            delta = await frame_containing(process.stdout, b'"type":"text_delta"')
         assert delta["assistantMessageEvent"]["delta"] == "first words"  # type: ignore[index]
         assert _collections_after_the_pause(log) == []
         text = log.read_text(errors="replace")  # paused before the CLI's own imports, not after them
