@@ -6,7 +6,7 @@ import asyncio
 from typing import Any, Literal, cast
 
 from agent.test_agent_failures import fake_model, user
-from conftest import user_texts
+from conftest import user_texts, wire_model
 from xcsh.agent.agent import Agent
 from xcsh.agent.tool_calls import SKIPPED_TEXT
 from xcsh.agent.types import AgentEvent, AgentTool, AgentToolResult, ToolExecutor
@@ -218,21 +218,7 @@ async def test_the_first_token_of_an_answer_that_arrived_in_one_burst_is_handed_
             builder.text(piece)
 
     register_provider("test-burst", burst)
-    model = cast(
-        Model,
-        {
-            "id": "m",
-            "name": "m",
-            "api": "test-burst",
-            "provider": "test",
-            "baseUrl": "",
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000,
-            "maxTokens": 100,
-        },
-    )
+    model = cast(Model, {**wire_model("", "openai-completions", provider="test"), "api": "test-burst"})
     agent = Agent(model=model, tools=[], get_api_key=lambda provider: "k")
     loop = asyncio.get_running_loop()
     turns: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+from conftest import wire_model
 from xcsh.ai.abort import AbortController
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.options import StreamOptions
@@ -13,21 +14,8 @@ from xcsh.ai.types import Context, Model
 
 
 def _model(api: str) -> Model:
-    return cast(
-        Model,
-        {
-            "id": "m",
-            "name": "m",
-            "api": api,
-            "provider": "test",
-            "baseUrl": "",
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000,
-            "maxTokens": 100,
-        },
-    )
+    """A catalogue entry whose ``api`` is a provider the test registers."""
+    return cast(Model, {**wire_model("", "openai-completions", provider="test"), "api": api})
 
 
 CONTEXT: Any = {"messages": []}
