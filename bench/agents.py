@@ -114,6 +114,9 @@ def find_agents(names: list[str], peers: Path, profile: Path | None = None) -> l
         ours = (str(spy), "record", "--format", "raw", "--rate", "250", "--output", out, "--", *ours)
     known = {
         "xcsh": Agent("xcsh", ours, "models.yml"),
+        "floor": Agent(
+            "floor", (sys.executable, str(Path(__file__).with_name("floor_agent.py"))), "models.yml"
+        ),
         "pi": Agent(
             "pi",
             ("node", str(peers / "pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")),
@@ -132,7 +135,7 @@ def find_agents(names: list[str], peers: Path, profile: Path | None = None) -> l
     for name in names:
         agent = known[name]
         target = Path(agent.command[-1])
-        if name == "xcsh" or target.exists():
+        if name in ("xcsh", "floor") or target.exists():
             found.append(agent)
         else:
             print(f"-- {name}: not installed at {target}, skipped", file=sys.stderr)

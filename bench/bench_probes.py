@@ -40,6 +40,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 OPENAI, ANTHROPIC = "openai-completions", "anthropic-messages"
 WIRES = {"openai": OPENAI, "anthropic": ANTHROPIC}
 TEXT_DELTA = "message_update:text_delta"
+PEERS = ("pi", "omp")  # the agents a target's ratio is taken against ("floor" only calibrates)
 LONG_WAIT_S = 180  # a long answer not over by then is reported as TimeoutError
 PROBE_WAIT_S = 1200  # a probe not over by then is reported as TimeoutError (its processes killed)
 SPARE = 10
@@ -392,7 +393,7 @@ TARGETS = [
 
 def targets(results: dict[str, dict[str, Any]], names: list[str]) -> str:
     """Each target: xcsh's figure, the best peer's, the ratio and whether it is met."""
-    peers = [n for n in names if n != "xcsh"]
+    peers = [n for n in names if n in PEERS]
     lines = ["| target | xcsh | best peer | ratio | met |", "|---|---|---|---|---|"]
     for label, probe, figure, limit in TARGETS:
         ours = results.get("xcsh", {}).get(probe, {}).get(figure)
@@ -425,7 +426,7 @@ def _cell(results: dict[str, Any], probe: str, figure: str) -> str:
 
 
 def table(results: dict[str, dict[str, Any]], names: list[str]) -> str:
-    peers = [n for n in names if n != "xcsh"]
+    peers = [n for n in names if n in PEERS]
     head = ["probe", *names] + (["vs best peer"] if peers and "xcsh" in names else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, probe, figure, unit in ROWS:
@@ -484,7 +485,11 @@ def _uptime() -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter streams")
-    parser.add_argument("--agents", default="xcsh,pi,omp", help="comma-separated: xcsh, pi, omp")
+    parser.add_argument(
+        "--agents",
+        default="xcsh,pi,omp,floor",
+        help="comma-separated: xcsh, pi, omp, floor (the calibration agent, never a peer)",
+    )
     parser.add_argument("--probes", default=",".join(PROBES), help="comma-separated probe names")
     parser.add_argument("--peers", default=os.environ.get("XCSH_BENCH_PEERS", "/work/peers"))
     parser.add_argument("--out", default=str(RESULTS / "probes.json"))
@@ -528,7 +533,7 @@ async def main() -> None:
         earlier = json.loads(Path(options.peer_results).read_text())
         for name, figures in earlier["results"].items():
             results.setdefault(name, figures)
-    names = [n for n in ("xcsh", "pi", "omp") if n in results]
+    names = [n for n in ("xcsh", *PEERS, "floor") if n in results]
     text = table(results, names)
     goals = targets(results, names)
     report = {
