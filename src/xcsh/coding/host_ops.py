@@ -39,13 +39,17 @@ def clear_queue(session: AgentSession) -> dict[str, list[str]]:
 def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -> dict[str, Any]:
     """``list_sessions``: stored sessions of the cwd (or of every project), newest first."""
     from xcsh.coding.paths import sessions_root
+    from xcsh.coding.sessions.info_cache import cache_path_for
     from xcsh.coding.sessions.listing import list_all_sessions, list_sessions, session_dir_for
 
     configured = session.config.session_dir
+    cache_file = cache_path_for(session.config.agent_dir)
     if scope == "all" and configured is None:
-        infos = list_all_sessions(sessions_root())
+        infos = list_all_sessions(sessions_root(), cache_file=cache_file)
     else:
-        infos = list_sessions(configured or session_dir_for(session.cwd, sessions_root()))
+        infos = list_sessions(
+            configured or session_dir_for(session.cwd, sessions_root()), cache_file=cache_file
+        )
     out = []
     for info in infos:
         item: dict[str, Any] = {"path": str(info.path), "id": info.id, "cwd": info.cwd}

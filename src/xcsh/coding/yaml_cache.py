@@ -129,10 +129,10 @@ def _store(entry_file: Path, entry: _Entry) -> None:
         return
     if not same_values(entry.data, back.data, set()):
         return
-    _write_atomically(entry_file, blob)
+    write_atomically(entry_file, blob)
 
 
-def _write_atomically(target: Path, blob: bytes) -> None:
+def write_atomically(target: Path, blob: bytes) -> None:
     """Replace ``target`` with ``blob`` (temporary file + rename, mode 0600); errors are ignored."""
     tmp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
     try:
@@ -243,7 +243,7 @@ class TextCache:
             if len(kept) >= TEXT_ENTRIES:
                 break
             kept.setdefault(text, blob)
-        _write_atomically(self.path, msgspec.msgpack.encode(_TextEntries(FORMAT, parser, kept)))
+        write_atomically(self.path, msgspec.msgpack.encode(_TextEntries(FORMAT, parser, kept)))
 
 
 TEXT_ENTRIES = 2000

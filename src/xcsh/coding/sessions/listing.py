@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 
 from xcsh.coding.paths import encode_cwd
-from xcsh.coding.sessions.context import message_text
 from xcsh.coding.sessions.entries import SessionError, is_valid_header, parse_line
+from xcsh.coding.sessions.info_cache import InfoCache
 
 logger = logging.getLogger(__name__)
 
@@ -74,54 +74,52 @@ def find_most_recent(directory: Path) -> Path | None:
     return max(candidates, key=lambda item: item[1])[0]
 
 
-def read_session_info(path: Path) -> SessionInfo | None:
-    """Listing metadata of one file (session-format §8), or None when it is not a session."""
+def read_session_info(path: Path, cache: InfoCache | None = None) -> SessionInfo | None:
+    """Listing metadata of one file (session-format §8), or None when it is not a session.
+
+    With ``cache``, only the part of the file it has not counted yet is read
+    (:mod:`xcsh.coding.sessions.info_cache`); the answer is the same.
+    """
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            head = handle.readline()
+            header = parse_line(head.removesuffix(b"\n"))
+            if header is None or not is_valid_header(header):
+                return None
+            counts = (cache or InfoCache(None)).body_counts(path, handle, st, head)
     except OSError:
         return None
-    lines = data.split(b"\n")
-    header = parse_line(lines[0]) if lines else None
-    if header is None or not is_valid_header(header):
-        return None
-    message_count = 0
-    first_message = ""
-    short_summary: str | None = None
-    for raw in lines[1:]:
-        entry = parse_line(raw)
-        if entry is None:
-            continue
-        if entry.get("type") == "compaction" and isinstance(entry.get("shortSummary"), str):
-            short_summary = entry["shortSummary"]
-        message = entry.get("message")
-        if entry.get("type") == "message" and isinstance(message, dict):
-            message_count += 1
-            if not first_message and message.get("role") == "user":
-                first_message = message_text(message)
     title = header.get("title")
     parent = header.get("parentSession")
     return SessionInfo(
         path=path,
         id=str(header["id"]),
         cwd=str(header.get("cwd") or ""),
-        title=title if isinstance(title, str) else short_summary,
+        title=title if isinstance(title, str) else counts.short_summary,
         parent_session=parent if isinstance(parent, str) else None,
         created=str(header.get("timestamp") or ""),
-        modified=_mtime(path),
-        message_count=message_count,
-        first_message=first_message or "(no messages)",
+        modified=st.st_mtime,
+        message_count=counts.message_count,
+        first_message=counts.first_message or "(no messages)",
     )
 
 
-def _collect(paths: list[Path]) -> list[SessionInfo]:
-    infos = [info for info in (read_session_info(p) for p in paths) if info is not None]
+def _collect(paths: list[Path], cache_file: Path | None) -> list[SessionInfo]:
+    cache = InfoCache(cache_file)
+    infos = [info for info in (read_session_info(p, cache) for p in paths) if info is not None]
+    cache.flush()
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
 
-def list_sessions(directory: Path) -> list[SessionInfo]:
-    """Every session of ``directory``, most recently modified first."""
-    return _collect(_session_files(directory))
+def list_sessions(directory: Path, *, cache_file: Path | None = None) -> list[SessionInfo]:
+    """Every session of ``directory``, most recently modified first.
+
+    ``cache_file``: where the files' counts are kept between listings
+    (:func:`xcsh.coding.sessions.info_cache.cache_path_for`); None reads every file whole.
+    """
+    return _collect(_session_files(directory), cache_file)
 
 
 def _matches(path: Path, session_id: str, prefix: str) -> bool:
@@ -180,6 +178,7 @@ def resolve_session_arg(value: str, session_dir: Path, sessions_root: Path | Non
     raise SessionNotFoundError(f'No session found matching "{value}"')
 
 
-def list_all_sessions(root: Path) -> list[SessionInfo]:
-    """Every session below ``root`` (all projects), most recently modified first."""
-    return _collect(_session_files(root, recursive=True))
+def list_all_sessions(root: Path, *, cache_file: Path | None = None) -> list[SessionInfo]:
+    """Every session below ``root`` (all projects), most recently modified first (``cache_file``
+    as for :func:`list_sessions`)."""
+    return _collect(_session_files(root, recursive=True), cache_file)
