@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 PRIVATE_FILE_MODE = 0o600
@@ -73,12 +74,19 @@ def write_private_file(path: Path, data: bytes, *, sync_dir: bool = False) -> No
     Missing parent directories are created private; with ``sync_dir`` the directory is synced
     after the rename, so the new file survives a crash too. Raises ``OSError``.
     """
+    write_private_chunks(path, (data,), sync_dir=sync_dir)
+
+
+def write_private_chunks(path: Path, chunks: Iterable[bytes], *, sync_dir: bool = False) -> None:
+    """:func:`write_private_file` of the concatenated ``chunks``, each written as it comes (a large
+    file need not be held in memory whole). An exception from ``chunks`` leaves ``path`` as it was."""
     path = Path(path)
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        write_fully(fd, data)
+        for data in chunks:
+            write_fully(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from xcsh.coding.export.html import render_session_html
+from xcsh.coding.export.html import session_html_parts, write_html
 from xcsh.coding.paths import blobs_dir
-from xcsh.coding.private_fs import write_private_file
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.entries import is_valid_header
 from xcsh.coding.sessions.loading import read_session_file
@@ -39,10 +38,10 @@ def export_session_file(source: Path, output: Path | None = None) -> Path:
     if loaded is None:
         raise ExportError(f"{source} is not a session file")
     leaf = loaded.entries[-1]["id"] if loaded.entries else None
-    document = render_session_html(header=loaded.header, entries=loaded.entries, leaf_id=leaf)
+    parts = session_html_parts(header=loaded.header, entries=loaded.entries, leaf_id=leaf)
     target = output if output is not None else default_output(source)
     try:
-        write_private_file(target, document.encode("utf-8", errors="backslashreplace"))
+        write_html(target, parts)
     except OSError as exc:
         raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
     return target

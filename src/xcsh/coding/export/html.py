@@ -14,16 +14,18 @@ import base64
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # types-Pygments is not a dev dependency
 
 from xcsh.coding.export.render import CLASS_PREFIX, esc, highlight_code, markdown, message_parts
-from xcsh.coding.private_fs import write_private_file
-from xcsh.coding.sessions.context import content_text, message_text, path_to, session_stats
+from xcsh.coding.export.tree import META_TYPES, snippet, tree_html
+from xcsh.coding.private_fs import write_private_chunks
+from xcsh.coding.sessions.context import path_to, session_stats
 from xcsh.coding.sessions.entries import SessionEntry
 
 if TYPE_CHECKING:
@@ -44,25 +46,6 @@ CONTENT_SECURITY_POLICY = (
     f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'; "
     "base-uri 'none'; form-action 'none'"
 )
-_META_TYPES = {
-    "model_change": "Model",
-    "thinking_level_change": "Thinking level",
-    "service_tier_change": "Service tier",
-    "mode_change": "Mode",
-    "label": "Label",
-    "custom": "Extension data",
-    "ttsr_injection": "Rules injected",
-    "mcp_tool_selection": "MCP tools",
-    "session_init": "Session init",
-    "context_change": "Context",
-}
-_ROLE_LABELS = {
-    "developer": "Developer",
-    "bashExecution": "Bash",
-    "pythonExecution": "Python",
-    "custom": "Custom",
-    "fileMention": "Files",
-}
 _FILTERS = (
     ("default", "Default"),
     ("no-tools", "No tools"),
@@ -84,74 +67,46 @@ def _stylesheet() -> str:
     return f"{_pygments_css()}\n{own}"
 
 
-def _json_for_script(data: object) -> str:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    for raw, escaped in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(raw, escaped)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+_JSON_BATCH = 256
+"""Entries encoded per ``json.dumps`` call of the embedded data."""
+
+
+def _script_safe(text: str) -> str:
+    """JSON text made safe inside ``<script>``: no ``<``, ``>``, ``&``, U+2028/9 or lone surrogate."""
+    return text.translate(_SCRIPT_ESCAPES).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_for_script(data: Mapping[str, object]) -> Iterator[str]:
+    """``_script_safe(json.dumps(data, compact))`` in pieces: a list value (the entries) is encoded
+    a batch of items at a time, which gives the same text as encoding the whole list at once."""
+    yield "{"
+    for number, (key, value) in enumerate(data.items()):
+        yield _script_safe(("," if number else "") + _dumps(key) + ":")
+        if not isinstance(value, list):
+            yield _script_safe(_dumps(value))
+            continue
+        yield "["
+        for start in range(0, len(value), _JSON_BATCH):
+            batch = _dumps(value[start : start + _JSON_BATCH])[1:-1]
+            yield _script_safe(("," if start else "") + batch)
+        yield "]"
+    yield "}"
 
 
 # --------------------------------------------------------------------------- entries
 
 
-def _entry_kind(entry: SessionEntry) -> tuple[str, str]:
-    """``(filter class, short label)`` of an entry for the tree."""
-    kind = entry.get("type")
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else None
-    if kind == "message" and message is not None:
-        role = message.get("role")
-        if role == "user":
-            return "k-user", "User"
-        if role == "assistant":
-            return "k-assistant", "Assistant"
-        if role == "toolResult":
-            return "k-tool", f"Result {message.get('toolName', '')}"
-        return "k-msg", _ROLE_LABELS.get(str(role), str(role))
-    if kind == "custom_message":
-        return "k-msg", f"Custom {entry.get('customType', '')}"
-    if kind == "compaction":
-        return "k-msg", "Compaction"
-    if kind == "branch_summary":
-        return "k-msg", "Branch summary"
-    return "k-meta", _META_TYPES.get(str(kind), str(kind))
-
-
-def _snippet(entry: SessionEntry) -> str:
-    message = entry.get("message")
-    text = ""
-    if isinstance(message, dict):
-        text = message_text(message)
-        if not text and message.get("role") == "assistant":
-            calls = [
-                b.get("name", "")
-                for b in message.get("content") or []
-                if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
-            text = ", ".join(str(c) for c in calls)
-        text = text or str(message.get("command") or message.get("summary") or "")
-    elif entry.get("type") in ("compaction", "branch_summary"):
-        text = str(entry.get("shortSummary") or entry.get("summary") or "")
-    elif entry.get("type") == "custom_message":
-        text = content_text(entry.get("content"))
-    else:
-        for key in ("model", "thinkingLevel", "serviceTier", "mode", "label", "customType"):
-            if key in entry:
-                text = str(entry[key])
-                break
-    text = " ".join(text.split())
-    return text[:80] + "…" if len(text) > 80 else text
-
-
 def _meta_body(entry: SessionEntry) -> str:
     kind = str(entry.get("type"))
-    label = _META_TYPES.get(kind, kind)
-    value = _snippet(entry)
+    label = META_TYPES.get(kind, kind)
+    value = snippet(entry)
     details = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
     dump = highlight_code(json.dumps(details, indent=2, ensure_ascii=False), "json")
     return (
@@ -192,56 +147,6 @@ def _render_entry(entry: SessionEntry, anchor: str, labels: Mapping[str, str]) -
         else ""
     )
     return f'<article class="entry {css_classes}" id="{anchor}">{head}{body}</article>'
-
-
-# --------------------------------------------------------------------------- tree
-
-
-def _tree(
-    entries: Sequence[SessionEntry], anchors: Mapping[str, str], active: set[str], labels: Mapping[str, str]
-) -> str:
-    by_id = {str(e.get("id")): e for e in entries}
-    children: dict[str, list[SessionEntry]] = {}
-    roots: list[SessionEntry] = []
-    for entry in entries:
-        parent = entry.get("parentId")
-        if isinstance(parent, str) and parent in by_id and parent != entry.get("id"):
-            children.setdefault(parent, []).append(entry)
-        else:
-            roots.append(entry)
-
-    def node(entry: SessionEntry) -> str:
-        entry_id = str(entry.get("id"))
-        kind, label = _entry_kind(entry)
-        classes = [kind, "active" if entry_id in active else "", "labeled" if entry_id in labels else ""]
-        badge = f'<span class="badge">{esc(labels[entry_id])}</span>' if entry_id in labels else ""
-        return (
-            f'<li><a class="node {" ".join(c for c in classes if c)}" href="#{anchors[entry_id]}">'
-            f'<span class="role">{esc(label)}</span> {esc(_snippet(entry))}{badge}</a></li>'
-        )
-
-    out = ['<ul class="tree">']
-    work: list[str | SessionEntry] = list(reversed(roots))
-    seen: set[str] = set()
-    while work:
-        item = work.pop()
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        current: SessionEntry | None = item
-        # A chain of single children stays at one level; only forks nest.
-        while current is not None and str(current.get("id")) not in seen:
-            seen.add(str(current.get("id")))
-            out.append(node(current))
-            kids = children.get(str(current.get("id")), [])
-            if len(kids) == 1:
-                current = kids[0]
-                continue
-            for kid in reversed(kids):
-                work.extend(["</ul></li>", kid, '<li class="fork"><ul>'])
-            current = None
-    out.append("</ul>")
-    return "".join(out)
 
 
 # --------------------------------------------------------------------------- header
@@ -332,6 +237,23 @@ def render_session_html(
 
     ``tools`` are ``{"name", "description"}`` mappings or objects with those attributes.
     """
+    return "".join(
+        session_html_parts(
+            header=header, entries=entries, leaf_id=leaf_id, system_prompt=system_prompt, tools=tools
+        )
+    )
+
+
+def session_html_parts(
+    *,
+    header: Mapping[str, Any],
+    entries: Sequence[SessionEntry],
+    leaf_id: str | None,
+    system_prompt: str = "",
+    tools: Sequence[object] = (),
+) -> Iterator[str]:
+    """:func:`render_session_html`'s document in pieces, in order (their concatenation is the
+    document), so a long session is written out without holding the whole page in memory."""
     anchors = {str(e.get("id")): f"e{i}" for i, e in enumerate(entries)}
     by_id = {str(e.get("id")): e for e in entries}
     leaf = by_id.get(leaf_id) if leaf_id is not None else None
@@ -345,27 +267,13 @@ def render_session_html(
                 labels[target] = str(entry["label"])
             else:
                 labels.pop(target, None)
-    main = "".join(_render_entry(e, anchors[str(e.get("id"))], labels) for e in branch)
-    others = [e for e in entries if str(e.get("id")) not in active]
-    if others:
-        rendered = "".join(_render_entry(e, anchors[str(e.get("id"))], labels) for e in others)
-        main += f'<section class="other-branches"><h2>Other branches</h2>{rendered}</section>'
-    if not main:
-        main = '<p class="empty">This session has no entries.</p>'
     radios = "".join(
         f'<input type="radio" name="tree-filter" id="f-{key}" value="{key}"{" checked" if key == "default" else ""}>'
         f'<label for="f-{key}">{esc(text)}</label>'
         for key, text in _FILTERS
     )
     tool_list = [_tool_info(t) for t in tools]
-    data = {
-        "header": dict(header),
-        "entries": list(entries),
-        "leafId": leaf_id,
-        "systemPrompt": system_prompt,
-        "tools": tool_list,
-    }
-    return (
+    yield (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{esc(CONTENT_SECURITY_POLICY)}">'
@@ -376,12 +284,49 @@ def render_session_html(
         '<div class="layout"><nav class="sidebar" aria-label="Session tree">'
         '<input type="search" id="tree-search" placeholder="Search…" aria-label="Search entries" hidden>'
         f'<div class="filters" role="radiogroup" aria-label="Filter">{radios}</div>'
-        f"{_tree(entries, anchors, active, labels)}</nav>"
-        f'<main>{_header(header, entries, system_prompt, tool_list)}<div class="conversation">{main}</div></main></div>'
-        f'<script type="application/json" id="session-data">{_json_for_script(data)}</script>'
-        f"<script>{_SEARCH_SCRIPT}</script>"
-        "</body></html>\n"
     )
+    yield tree_html(entries, anchors, active, labels)
+    yield f'</nav><main>{_header(header, entries, system_prompt, tool_list)}<div class="conversation">'
+    for entry in branch:
+        yield _render_entry(entry, anchors[str(entry.get("id"))], labels)
+    others = [e for e in entries if str(e.get("id")) not in active]
+    if others:
+        yield '<section class="other-branches"><h2>Other branches</h2>'
+        for entry in others:
+            yield _render_entry(entry, anchors[str(entry.get("id"))], labels)
+        yield "</section>"
+    if not branch and not others:
+        yield '<p class="empty">This session has no entries.</p>'
+    yield '</div></main></div><script type="application/json" id="session-data">'
+    data = {
+        "header": dict(header),
+        "entries": list(entries),
+        "leafId": leaf_id,
+        "systemPrompt": system_prompt,
+        "tools": tool_list,
+    }
+    yield from _json_for_script(data)
+    yield f"</script><script>{_SEARCH_SCRIPT}</script></body></html>\n"
+
+
+def write_html(path: Path, parts: Iterable[str]) -> None:
+    """Write the pieces to ``path`` (private, atomic: :func:`write_private_chunks`) as UTF-8, a lone
+    surrogate as its backslash escape."""
+    write_private_chunks(path, _encoded(parts))
+
+
+def _encoded(parts: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
+    pending: list[str] = []
+    length = 0
+    for part in parts:
+        pending.append(part)
+        length += len(part)
+        if length >= size:
+            yield "".join(pending).encode("utf-8", errors="backslashreplace")
+            pending.clear()
+            length = 0
+    if pending:
+        yield "".join(pending).encode("utf-8", errors="backslashreplace")
 
 
 def export_session_html(
@@ -397,24 +342,49 @@ def export_session_html(
     (such as ``AgentTool``). The path is returned as given
     (a relative one stays relative to the process cwd).
     """
-    document = render_session_html(
+    output_path = Path(output_path)
+    parts = session_html_parts(
         header=store.header,
-        entries=store.entries,
+        entries=list(store.entries),
         leaf_id=store.leaf_id,
         system_prompt=system_prompt,
         tools=tools,
     )
-    output_path = Path(output_path)
-    write_private_file(output_path, document.encode("utf-8", errors="backslashreplace"))
+    write_html(output_path, parts)
     return output_path
 
 
-def export_html(session: AgentSession, output_path: str | None) -> str:
-    """The ``export_html`` operation: write the session's HTML next to the process cwd.
+class ExportJob(msgspec.Struct, frozen=True):
+    """An ``export_html`` taken from a session at one moment (:func:`prepare_export`); :meth:`run`
+    renders and writes it without touching the session, so it may run in a worker thread."""
+
+    output: str  # the path as the host gave it (or the default name)
+    target: Path
+    header: Mapping[str, Any]
+    entries: list[SessionEntry]
+    leaf_id: str | None
+    system_prompt: str
+    tools: list[dict[str, str]]
+
+    def run(self) -> None:
+        """Render and write the page. Raises ``OSError`` when it cannot be written."""
+        parts = session_html_parts(
+            header=self.header,
+            entries=self.entries,
+            leaf_id=self.leaf_id,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+        )
+        write_html(self.target, parts)
+
+
+def prepare_export(session: AgentSession, output_path: str | None) -> ExportJob:
+    """The ``export_html`` operation's inputs, copied from the session now.
 
     Without ``output_path`` the file is ``xcsh-session-<file stem>.html``; a relative path
-    is resolved against the process cwd. Returns the path as given (or that default name).
-    Raises ``ValueError`` for an in-memory session.
+    is resolved against the process cwd (now). The entry list is copied (entries are
+    replaced, never changed in place, so later appends and rewrites leave the copy as it
+    was). Raises ``ValueError`` for an in-memory session.
     """
     store = session.store
     if store.path is None:
@@ -422,5 +392,20 @@ def export_html(session: AgentSession, output_path: str | None) -> str:
     output = output_path or f"xcsh-session-{Path(store.path).name.removesuffix('.jsonl')}.html"
     target = Path(output) if os.path.isabs(output) else Path.cwd() / output
     tools = [{"name": t.name, "description": t.description} for t in session.active_tools()]
-    export_session_html(store, target, system_prompt=session.system_prompt, tools=tools)
-    return output
+    return ExportJob(
+        output=output,
+        target=target,
+        header=store.header,
+        entries=list(store.entries),
+        leaf_id=store.leaf_id,
+        system_prompt=session.system_prompt,
+        tools=tools,
+    )
+
+
+def export_html(session: AgentSession, output_path: str | None) -> str:
+    """The ``export_html`` operation in the calling thread: :func:`prepare_export`, then the job's
+    :meth:`~ExportJob.run`. Returns the path as given (or the default name)."""
+    job = prepare_export(session, output_path)
+    job.run()
+    return job.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from xcsh.coding.sessions.context import last_assistant_text
@@ -47,9 +48,13 @@ async def get_session_stats(server: RpcServer, cmd: c.GetSessionStatsCommand) ->
 
 
 async def export_html(server: RpcServer, cmd: c.ExportHtmlCommand) -> Any:
-    from xcsh.coding.export.html import export_html as export  # markdown and Pygments: loaded on use
+    from xcsh.coding.export.html import prepare_export  # markdown and Pygments: loaded on use
 
-    return {"path": export(server.session, cmd.get("outputPath"))}
+    job = prepare_export(server.session, cmd.get("outputPath"))
+    # rendering a long session takes seconds: in a worker thread, so a run's events and the
+    # control frames (abort, host tool results) keep flowing; later commands still wait (§2.4)
+    await asyncio.to_thread(job.run)
+    return {"path": job.output}
 
 
 HANDLERS: dict[str, Handler] = {
