@@ -14,6 +14,7 @@ from coding.test_export_html import H, hostile_session
 from xcsh.coding.export import export_session_html
 from xcsh.coding.export.file import export_session_file
 from xcsh.coding.export.html import _JSON_BATCH, _json_for_script, render_session_html
+from xcsh.coding.export.render import highlight_code
 from xcsh.coding.export.tree import SNIPPET, snippet
 from xcsh.coding.sessions.store import SessionStore
 
@@ -91,3 +92,15 @@ def test_a_snippet_is_the_whole_text_collapsed_and_cut(pieces: list[str]) -> Non
     entry = {"type": "message", "id": "1", "message": {"role": "user", "content": text}}
     whole = " ".join(text.split())
     assert snippet(entry) == (whole[:SNIPPET] + "…" if len(whole) > SNIPPET else whole)
+
+
+@pytest.mark.parametrize(("code", "language"), [('{\n  "path": "a.py"\n}', "json"), ("ls -la | wc", "bash")])
+def test_code_met_again_is_highlighted_as_pygments_highlights_it(code: str, language: str) -> None:
+    from pygments import highlight  # type: ignore[import-untyped]
+    from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+    from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+
+    fresh = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True, classprefix="pg-"))
+    assert '<span class="pg-' in fresh
+    for _ in range(3):
+        assert highlight_code(code, language) == f'<pre class="code"><code>{fresh}</code></pre>'

@@ -59,8 +59,26 @@ def _lexer(language: str) -> Lexer | None:
 def highlight_code(code: str, language: str | None = None, *, lexer: Lexer | None = None) -> str:
     """A ``<pre class="code">`` block, highlighted when the language is known."""
     chosen = lexer or (_lexer(language) if language else None)
-    body = pygments_highlight(code, chosen, _FORMATTER) if chosen is not None else esc(code)
+    body = _highlight(code, chosen) if chosen is not None else esc(code)
     return f'<pre class="code"><code>{body}</code></pre>'
+
+
+_REPEATED_CODE = 2048
+"""Highlighted texts up to this length are kept (:func:`_highlight`)."""
+
+
+def _highlight(code: str, lexer: Lexer) -> str:
+    """Pygments' HTML for ``code``; a short text met again (the same arguments of another tool
+    call, the same command) is highlighted once. Exact: a lexer keeps no state between texts
+    and the formatter is fixed, so the same inputs give the same output."""
+    if len(code) <= _REPEATED_CODE:
+        return _highlight_kept(code, lexer)
+    return str(pygments_highlight(code, lexer, _FORMATTER))
+
+
+@functools.lru_cache(maxsize=512)
+def _highlight_kept(code: str, lexer: Lexer) -> str:
+    return str(pygments_highlight(code, lexer, _FORMATTER))
 
 
 def _lexer_for_path(path: str) -> Lexer | None:
@@ -78,7 +96,7 @@ def _lexer_for_name(name: str) -> Lexer | None:
 
 def _markdown_highlight(code: str, language: str, _attrs: str) -> str:
     lexer = _lexer(language) if language else None
-    return pygments_highlight(code, lexer, _FORMATTER) if lexer is not None else ""
+    return _highlight(code, lexer) if lexer is not None else ""
 
 
 class _SafeMarkdown(MarkdownIt):
