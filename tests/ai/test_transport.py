@@ -344,18 +344,18 @@ class HeldChunkedServer:
 
 @pytest.mark.parametrize("api", ["openai-completions", "openai-responses"])
 async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_the_connection_is_reused(
-    api: str, monkeypatch: pytest.MonkeyPatch
+    api: str,
 ) -> None:
     """The message ends at ``[DONE]`` / ``response.completed``, before the chunked body's end is read;
     the next request on the client waits for that read and goes out on the same connection."""
     import asyncio
     import json
 
-    from xcsh.ai import transport
     from xcsh.ai.options import StreamOptions
     from xcsh.ai.registry import complete, stream
 
-    monkeypatch.setattr(transport, "_DRAIN_S", 30.0)  # the rest arrives when the test says so
+    # the rest of the body arrives when the test says so: the read of it waits up to 30 s
+    options = StreamOptions(api_key="k", drain_s=30.0)
     if api == "openai-completions":
         events = [
             {"id": "c", "choices": [{"index": 0, "delta": {"content": "held"}}]},
@@ -387,10 +387,10 @@ async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_
     context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
     async with server as base:
         model = wire_model(base + ("/v1" if api.startswith("openai") else ""), api)
-        first = stream(model, context, StreamOptions(api_key="k"))
+        first = stream(model, context, options)
         message = await asyncio.wait_for(first.result(), 10)  # while the body's end is still held
         assert [b.get("text") for b in message["content"]] == ["held"], message.get("errorMessage")
-        second = asyncio.ensure_future(complete(model, context, StreamOptions(api_key="k")))
+        second = asyncio.ensure_future(complete(model, context, options))
         await asyncio.sleep(0)
         release.set()
         again = await asyncio.wait_for(second, 10)
@@ -399,18 +399,14 @@ async def test_a_finished_answer_is_handed_over_before_the_rest_of_its_body_and_
     assert server.connections == 1
 
 
-async def test_an_abort_while_the_rest_of_a_finished_body_is_read_leaves_the_answer_as_it_ended(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_an_abort_while_the_rest_of_a_finished_body_is_read_leaves_the_answer_as_it_ended() -> None:
     import asyncio
     import json
 
-    from xcsh.ai import transport
     from xcsh.ai.abort import AbortController
     from xcsh.ai.options import StreamOptions
     from xcsh.ai.registry import stream
 
-    monkeypatch.setattr(transport, "_DRAIN_S", 30.0)
     chunks = [
         {"id": "c", "choices": [{"index": 0, "delta": {"content": "kept"}}]},
         {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
@@ -427,7 +423,7 @@ async def test_an_abort_while_the_rest_of_a_finished_body_is_read_leaves_the_ans
     controller = AbortController()
     async with HeldChunkedServer(payload, until_the_client_closes) as base:
         model = wire_model(f"{base}/v1", "openai-completions")
-        answered = stream(model, context, StreamOptions(api_key="k", signal=controller.signal))
+        answered = stream(model, context, StreamOptions(api_key="k", signal=controller.signal, drain_s=30.0))
         message = await asyncio.wait_for(answered.result(), 10)
         controller.abort()
         await asyncio.wait_for(closed.wait(), 10)

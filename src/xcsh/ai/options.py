@@ -22,7 +22,8 @@ class StreamOptions(msgspec.Struct, kw_only=True):
     """Per-call options shared by every provider (copy with changes: ``msgspec.structs.replace``).
 
     ``reasoning`` None or "off" means no thinking. ``tool_choice`` is a tool name to force,
-    "auto", "none" or "required". ``timeout_s`` bounds connect and each read.
+    "auto", "none" or "required". ``timeout_s`` bounds connect and each read. ``drain_s``
+    bounds the read of what is left of a finished answer's body (so its connection is reused).
     """
 
     api_key: str | None = None
@@ -35,4 +36,5 @@ class StreamOptions(msgspec.Struct, kw_only=True):
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     session_id: str | None = None
     timeout_s: float = 600.0
+    drain_s: float = 0.1
     extra: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -59,7 +59,6 @@ DEFAULT_BASE_URLS: dict[Vendor, str] = {
     "openai": "https://api.openai.com/v1",
 }
 _BASE_URL_ENV: dict[Vendor, str] = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
-_DRAIN_S = 0.1  # how long to read the rest of a finished stream so its connection can be reused
 _HAND_OVER_TURNS = 8  # loop turns a finished answer's consumer gets before the rest of its body is read
 
 
@@ -264,7 +263,7 @@ async def open_stream(
         finally:
             await response.aclose()
         raise _status_error(vendor, response)
-    return EventStream(vendor, response, pooled)
+    return EventStream(vendor, response, pooled, drain_s=options.drain_s)
 
 
 class EventStream:
@@ -275,7 +274,7 @@ class EventStream:
     events and raises :class:`APIStatusError` (status 200) for an ``error`` event.
 
     Leaving ``async with`` normally after the answer is complete reads what is left of the body
-    (briefly), so the connection is reused: a response closed before its body ends takes its
+    (for at most ``drain_s`` seconds, the call's ``StreamOptions.drain_s``), so the connection is reused: a response closed before its body ends takes its
     connection with it, and the next request would open a new one (for https, with a new TLS
     handshake). A provider that ends its message first sets :attr:`handed_over` (whether its
     consumer has taken every event): that read then waits, a few loop turns at most, until the
@@ -283,8 +282,16 @@ class EventStream:
     waits for the read (:attr:`PooledClient.settling`).
     """
 
-    def __init__(self, vendor: Vendor, response: httpx2.Response, pooled: PooledClient | None = None) -> None:
+    def __init__(
+        self,
+        vendor: Vendor,
+        response: httpx2.Response,
+        pooled: PooledClient | None = None,
+        *,
+        drain_s: float = 0.1,
+    ) -> None:
         self.vendor = vendor
+        self.drain_s = drain_s
         self.response = response
         self._pooled = pooled
         self._chunks: AsyncIterator[bytes] | None = None
@@ -306,7 +313,7 @@ class EventStream:
                 await asyncio.sleep(0)
                 if self.handed_over is None or self.handed_over():
                     break
-            await _drain(chunks)
+            await _drain(chunks, self.drain_s)
         finally:
             settled.set_result(None)
             if pooled is not None and pooled.settling is settled:
@@ -389,11 +396,11 @@ def _body(response: httpx2.Response) -> AsyncIterator[bytes]:
     return response.aiter_raw()
 
 
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
+async def _drain(chunks: AsyncIterator[bytes], within_s: float) -> None:
     import httpx2
 
     try:
-        async with asyncio.timeout(_DRAIN_S):
+        async with asyncio.timeout(within_s):
             async for _ in chunks:
                 pass
     except (TimeoutError, httpx2.HTTPError, ssl.SSLError):
