@@ -327,10 +327,22 @@ async def measure_size(ws: Workspace, fake: FakeLLM, size: int, repeats: int) ->
     first_delta = host.expect("message_update:text_delta")
     t0 = time.perf_counter()
     await host.send({"type": "prompt", "message": "continue where we left off"})
+    inode = path.stat().st_ino
     ended = await asyncio.wait_for(done, 600)
+    # the command a host sends right after the run: it waits for whatever the session does after
+    # a run on the event loop (on a resumed long session: pruning old tool outputs, §6)
+    t_next = time.perf_counter()
+    after = await asyncio.wait_for(host.send({"type": "get_state"}), 600)
+    next_ms = (time.perf_counter() - t_next) * 1000
     cpu = host.cpu_seconds() - cpu0
     body = fake.requests[-1].body if fake.requests else b""
     await _quiet(host)  # what the session does after a run must not be charged to the next command
+    rows["get_state sent at that agent_end (pruning)"] = {
+        "ms": next_ms,
+        "bytes": len(after.raw),
+        "file_rewritten": path.stat().st_ino != inode,
+        "runs": 1,
+    }
     rows["first prompt after resume → agent_end"] = {
         "ms": (ended - t0) * 1000,
         "first_text_delta_ms": (first_delta.result() - t0) * 1000,
@@ -426,6 +438,7 @@ async def baseline(ws: Workspace) -> float:
 ORDER = [
     "resume: spawn → get_state",
     "first prompt after resume → agent_end",
+    "get_state sent at that agent_end (pruning)",
     "second prompt → agent_end",
     "get_state",
     "get_messages",
