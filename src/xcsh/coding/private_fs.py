@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -47,7 +50,7 @@ def open_private(path: Path, flags: int) -> int:
     return os.open(path, flags | os.O_CLOEXEC, PRIVATE_FILE_MODE)
 
 
-def write_fully(fd: int, data: bytes) -> None:
+def write_fully(fd: int, data: bytes | memoryview) -> None:
     """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
     view = memoryview(data)
     while view:
@@ -80,13 +83,28 @@ def write_private_file(path: Path, data: bytes, *, sync_dir: bool = False) -> No
 def write_private_chunks(path: Path, chunks: Iterable[bytes], *, sync_dir: bool = False) -> None:
     """:func:`write_private_file` of the concatenated ``chunks``, each written as it comes (a large
     file need not be held in memory whole). An exception from ``chunks`` leaves ``path`` as it was."""
+
+    def fill(fd: int) -> None:
+        for data in chunks:
+            write_fully(fd, data)
+
+    replace_private_file(path, fill, sync_dir=sync_dir)
+
+
+def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool = False) -> T:
+    """:func:`write_private_file` with the content written by ``fill(fd)``; returns what it returns.
+
+    ``fill`` writes to a new temp file next to ``path``, which is then synced and renamed over
+    ``path``: a crash at any point leaves the old file or the new complete one. On any failure
+    (``fill`` raising included) the temp file is removed, ``path`` is left as it was and the
+    error raised.
+    """
     path = Path(path)
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        for data in chunks:
-            write_fully(fd, data)
+        result = fill(fd)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -100,3 +118,4 @@ def write_private_chunks(path: Path, chunks: Iterable[bytes], *, sync_dir: bool 
         raise
     if sync_dir:
         fsync_dir(path.parent)
+    return result

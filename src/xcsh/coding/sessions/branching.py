@@ -57,15 +57,24 @@ def branch_to_new_file(store: SessionStore, entry_id: str) -> SessionStore:
 
     header = new_header(store.cwd, parent_session=parent_session)
     new_store = store_class.from_entries(
-        header, _copy_with_labels(store, parent_id), session_dir=store.session_dir, blobs=store.blobs
+        header,
+        _path_with_labels(store, parent_id),
+        session_dir=store.session_dir,
+        blobs=store.blobs,
+        lines_from=store,
     )
     store.close()
     return new_store
 
 
-def _copy_with_labels(store: SessionStore, leaf_id: str) -> list[SessionEntry]:
-    """Copies of root → ``leaf_id`` without label entries, then one fresh label entry per labelled copy."""
-    path = [copy.deepcopy(e) for e in store.branch_path(leaf_id) if e.get("type") != "label"]
+def _path_with_labels(store: SessionStore, leaf_id: str) -> list[SessionEntry]:
+    """Root → ``leaf_id`` without label entries, then one fresh label entry per labelled entry.
+
+    The entries are ``store``'s own objects, not copies: stored entries are never changed in
+    place (a change replaces the entry), ``store`` is closed right after, and the new file
+    copies their lines from ``store``'s instead of encoding them again.
+    """
+    path = [e for e in store.branch_path(leaf_id) if e.get("type") != "label"]
     ids = {e["id"] for e in path}
     last_id: str | None = path[-1]["id"] if path else None
     for entry in list(path):

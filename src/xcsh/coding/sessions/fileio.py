@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from xcsh.coding.private_fs import write_private_file
 from xcsh.coding.sessions.blobs import BLOB_PREFIX
 from xcsh.coding.sessions.entries import parse_line
@@ -26,18 +28,40 @@ class ParsedFile:
         self.size = len(data)
         self.objects: list[dict[str, Any]] = []
         self.has_blob_ref: list[bool] = []
+        self.spans: list[tuple[int, int]] = []
+        """Each object's line: (offset, length with its newline; a newline the repair adds counts)."""
+        self.float_risk: list[bool] = []
+        """Whether the object holds a float msgspec writes unlike ``repr`` (or was read the slow way)."""
         self.good_end = 0
         self.needs_newline = False
         marker = BLOB_PREFIX.encode("ascii")
+        risky = False
+
+        def read_float(text: str) -> float:
+            # msgspec writes a float unlike repr only below 1e-4 or from 1e16 (exponent forms)
+            nonlocal risky
+            value = float(text)
+            if value and not 1e-4 <= abs(value) < 1e16:
+                risky = True
+            return value
+
+        decode = msgspec.json.Decoder(float_hook=read_float).decode
         pos = 0
         while pos < self.size:
             newline = data.find(b"\n", pos)
             end = self.size if newline == -1 else newline
             line = data[pos:end]
-            obj = parse_line(line)
+            risky = False
+            try:
+                value = decode(line)  # what parse_line gives, with the floats looked at
+            except (msgspec.DecodeError, RecursionError, ValueError):
+                value, risky = parse_line(line), True  # blank, not JSON, or what only json.loads reads
+            obj = value if isinstance(value, dict) else None
             if obj is not None:
                 self.objects.append(obj)
                 self.has_blob_ref.append(marker in line)
+                self.spans.append((pos, end + 1 - pos))
+                self.float_risk.append(risky)
                 self.good_end = end if newline == -1 else end + 1
                 self.needs_newline = newline == -1
             pos = end + 1

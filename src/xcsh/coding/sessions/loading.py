@@ -7,6 +7,7 @@ a torn tail is cut with :func:`~xcsh.coding.sessions.fileio.repair_tail`).
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import cast
 
@@ -65,6 +66,11 @@ class LoadedSession(msgspec.Struct, kw_only=True):
     migrated: bool
     """True when the file was in an older version and should be rewritten."""
     parsed: ParsedFile
+    spans: list[tuple[int, int]]
+    """Where each entry's line is in the file: (offset, length with its newline); offset -1 for
+    a line whose floats msgspec writes unlike the standard library (or a migrated file's)."""
+    ident: tuple[int, int]
+    """(st_dev, st_ino) of the file read."""
 
     @property
     def needs_repair(self) -> bool:
@@ -81,9 +87,11 @@ def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | No
     are resolved when ``blobs`` is given. Raises ``OSError`` when the file cannot be read.
     """
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            stat = os.fstat(handle.fileno())
+            data = handle.read()
     except FileNotFoundError:
-        data = b""
+        return None
     parsed = ParsedFile(data)
     if not _has_header(parsed):
         if data.strip():
@@ -93,10 +101,23 @@ def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | No
     objects, migrated = migrate_to_current(parsed.objects)
     header = cast(SessionHeader, objects[0])
     entries: list[SessionEntry] = []
-    for obj, has_ref in zip(objects[1:], parsed.has_blob_ref[1:], strict=True):
+    spans: list[tuple[int, int]] = []  # a migrated file is written whole again: no line is reused
+    unknown = (-1, 0)  # a line that is re-encoded when the file is rewritten
+    lines = parsed.spans[1:] if not migrated else [unknown] * (len(objects) - 1)
+    for obj, has_ref, span, risky in zip(
+        objects[1:], parsed.has_blob_ref[1:], lines, parsed.float_risk[1:], strict=True
+    ):
         if obj.get("type") == "session" or not isinstance(obj.get("id"), str):
             continue  # a stray header or an id-less line cannot take part in the tree
         if has_ref and blobs is not None:
             resolve_entry_blobs(obj, blobs)
         entries.append(strip_responses_replay_metadata(obj))
-    return LoadedSession(header=header, entries=entries, migrated=migrated, parsed=parsed)
+        spans.append(unknown if risky else span)
+    return LoadedSession(
+        header=header,
+        entries=entries,
+        migrated=migrated,
+        parsed=parsed,
+        spans=spans,
+        ident=(stat.st_dev, stat.st_ino),
+    )

@@ -12,6 +12,11 @@ Branching and forking live in :mod:`xcsh.coding.sessions.branching`.
 
 The in-memory entries are authoritative while the process runs. The store is
 synchronous and not thread-safe beyond serialising its own writes.
+
+A stored entry is never changed in place (by the store or its callers): a change is a
+replacement entry (:meth:`SessionStore.rewrite_entries`). Whole rewrites rely on it: they
+copy each unchanged entry's line from the file instead of encoding it again
+(:mod:`xcsh.coding.sessions.lines`).
 """
 
 from __future__ import annotations
@@ -26,24 +31,16 @@ from typing import Any, Literal, cast
 
 from xcsh.agent.types import AgentMessage
 from xcsh.ai.patterns import LazyPattern
-from xcsh.ai.types import UserContent
 from xcsh.coding.private_fs import make_private_dirs
+from xcsh.coding.sessions.appends import EntryAppends
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
 from xcsh.coding.sessions.entries import (
-    CompactionEntry,
-    CustomEntry,
     CustomMessageEntry,
-    LabelEntry,
     MessageEntry,
-    ModeChangeEntry,
-    ModelChangeEntry,
-    ServiceTierChangeEntry,
     SessionEntry,
     SessionError,
     SessionHeader,
-    ThinkingLevelChangeEntry,
-    TtsrInjectionEntry,
     generate_entry_id,
     iso_now,
     new_header,
@@ -51,6 +48,7 @@ from xcsh.coding.sessions.entries import (
 )
 from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.fileio import repair_tail
+from xcsh.coding.sessions.lines import LineTable
 from xcsh.coding.sessions.lock import SessionFileLock
 from xcsh.coding.sessions.writer import SessionFileWriter
 from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
@@ -69,7 +67,7 @@ def sanitize_title(title: str) -> str:
 # --------------------------------------------------------------------------- the store
 
 
-class SessionStore:
+class SessionStore(EntryAppends):
     """One session: header, entries in file order, and the leaf new entries attach to.
 
     Build with :meth:`create`, :meth:`open` or :meth:`in_memory`; call :meth:`close`
@@ -87,6 +85,8 @@ class SessionStore:
         blobs: BlobStore | None,
         flushed: bool,
         lock: SessionFileLock | None = None,
+        lines: LineTable | None = None,
+        size: int = 0,
     ) -> None:
         self._header = header
         self._entries: list[SessionEntry] = []
@@ -99,7 +99,9 @@ class SessionStore:
         self._session_dir = session_dir
         self._blobs = blobs
         self._file = (
-            SessionFileWriter(path, blobs=blobs, flushed=flushed, lock=lock) if path is not None else None
+            SessionFileWriter(path, blobs=blobs, flushed=flushed, lock=lock, lines=lines, size=size)
+            if path is not None
+            else None
         )
         self._closed = False
 
@@ -139,12 +141,14 @@ class SessionStore:
         *,
         session_dir: Path | None,
         blobs: BlobStore | None,
+        lines_from: SessionStore | None = None,
     ) -> SessionStore:
         """A new session holding ``header`` and ``entries`` (taken as they are, not copied).
 
         With a ``session_dir`` its file ``<session_dir>/<timestamp>_<id>.jsonl`` is written
         at once (the store is closed again if that fails, raising
-        :class:`SessionWriteError`); without one the session stays in memory.
+        :class:`SessionWriteError`); without one the session stays in memory. Entries that
+        are ``lines_from``'s own (the same objects) have their lines copied from its file.
         """
         path = session_dir / session_file_name(header) if session_dir is not None else None
         store = cls(
@@ -152,7 +156,9 @@ class SessionStore:
         )
         if path is not None:
             try:
-                store._write_all()
+                assert store._file is not None
+                source = lines_from._file if lines_from is not None else None
+                store._file.write_all(store._header, store._entries, lines_from=source)
             except SessionError:
                 store.close()
                 raise
@@ -198,6 +204,9 @@ class SessionStore:
 
         blobs = BlobStore(blob_dir) if blob_dir is not None else None
         loaded = read_session_file(path, blobs)
+        lines: LineTable | None = None
+        if loaded is not None:
+            lines = LineTable(loaded.ident, loaded=(list(loaded.entries), loaded.spans))
         store = cls(
             header=loaded.header if loaded is not None else new_header(str(cwd_for_new)),
             entries=loaded.entries if loaded is not None else [],
@@ -206,6 +215,8 @@ class SessionStore:
             blobs=blobs,
             flushed=loaded is not None,
             lock=lock,
+            lines=lines,
+            size=loaded.parsed.good_end + loaded.parsed.needs_newline if loaded is not None else 0,
         )
         if loaded is None:
             store._write_all()  # missing or empty: a new session at that exact path, written at once
@@ -322,89 +333,6 @@ class SessionStore:
         entry = self._base("message")
         entry["message"] = message
         return cast(MessageEntry, self._append(entry))
-
-    def append_custom_message(
-        self,
-        custom_type: str,
-        content: str | list[UserContent],
-        display: bool,
-        details: Any = None,
-        *,
-        attribution: Literal["user", "agent"] = "agent",
-    ) -> CustomMessageEntry:
-        entry = self._base("custom_message")
-        entry.update({"customType": custom_type, "content": content, "display": display})
-        if details is not None:
-            entry["details"] = details
-        entry["attribution"] = attribution
-        return cast(CustomMessageEntry, self._append(entry))
-
-    def append_model_change(self, model_ref: str, role: str | None = None) -> ModelChangeEntry:
-        entry = self._base("model_change")
-        entry["model"] = model_ref
-        if role is not None:
-            entry["role"] = role
-        return cast(ModelChangeEntry, self._append(entry))
-
-    def append_thinking_level_change(self, level: str | None) -> ThinkingLevelChangeEntry:
-        entry = self._base("thinking_level_change")
-        entry["thinkingLevel"] = level
-        return cast(ThinkingLevelChangeEntry, self._append(entry))
-
-    def append_service_tier_change(self, tier: str | None) -> ServiceTierChangeEntry:
-        entry = self._base("service_tier_change")
-        entry["serviceTier"] = tier
-        return cast(ServiceTierChangeEntry, self._append(entry))
-
-    def append_compaction(
-        self,
-        summary: str,
-        first_kept_entry_id: str,
-        tokens_before: int,
-        short_summary: str | None = None,
-        details: Any = None,
-        preserve_data: dict[str, Any] | None = None,
-        *,
-        from_extension: bool | None = None,
-    ) -> CompactionEntry:
-        entry = self._base("compaction")
-        entry["summary"] = summary
-        if short_summary is not None:
-            entry["shortSummary"] = short_summary
-        entry["firstKeptEntryId"] = first_kept_entry_id
-        entry["tokensBefore"] = tokens_before
-        optional = {"details": details, "fromExtension": from_extension, "preserveData": preserve_data}
-        entry.update({k: v for k, v in optional.items() if v is not None})
-        return cast(CompactionEntry, self._append(entry))
-
-    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
-        entry = self._base("custom")
-        entry["customType"] = custom_type
-        if data is not None:
-            entry["data"] = data
-        return cast(CustomEntry, self._append(entry))
-
-    def append_label(self, target_id: str, label: str | None) -> LabelEntry:
-        """Label an entry (an empty or None label clears it)."""
-        if target_id not in self._by_id:
-            raise SessionError(f"Entry {target_id} not found")
-        entry = self._base("label")
-        entry["targetId"] = target_id
-        if label:
-            entry["label"] = label
-        return cast(LabelEntry, self._append(entry))
-
-    def append_ttsr_injection(self, rule_names: list[str]) -> TtsrInjectionEntry:
-        entry = self._base("ttsr_injection")
-        entry["injectedRules"] = list(rule_names)
-        return cast(TtsrInjectionEntry, self._append(entry))
-
-    def append_mode_change(self, mode: str, data: dict[str, Any] | None = None) -> ModeChangeEntry:
-        entry = self._base("mode_change")
-        entry["mode"] = mode
-        if data is not None:
-            entry["data"] = data
-        return cast(ModeChangeEntry, self._append(entry))
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the leaf (tree navigation); later appends start a new branch there."""
