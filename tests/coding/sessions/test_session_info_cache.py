@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from xcsh.coding.sessions.context import message_text
 from xcsh.coding.sessions.entries import is_valid_header, new_header, parse_line
-from xcsh.coding.sessions.info_cache import CHECK_BYTES
+from xcsh.coding.sessions.info_cache import CHECK_BYTES, InfoCache
 from xcsh.coding.sessions.listing import SessionInfo, list_sessions, read_session_info
 
 
@@ -209,9 +209,10 @@ def test_a_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path) -> None:
 @given(
     lines=st.lists(st.sampled_from(AWKWARD_LINES), max_size=14),
     cuts=st.lists(st.integers(min_value=1, max_value=3000), min_size=1, max_size=8),
+    read_bytes=st.integers(min_value=1, max_value=400),
 )
 def test_listing_after_every_chunk_of_appends_equals_a_whole_read(
-    tmp_path_factory: Any, lines: list[bytes], cuts: list[int]
+    tmp_path_factory: Any, lines: list[bytes], cuts: list[int], read_bytes: int
 ) -> None:
     directory = tmp_path_factory.mktemp("prop")
     cache = directory / "cache" / "c.msgpack"
@@ -226,3 +227,7 @@ def test_listing_after_every_chunk_of_appends_equals_a_whole_read(
         with path.open("ab") as handle:
             handle.write(chunk)
         assert listed(sessions, cache) == [whole_read(path)]
+        # the same, the file read a few bytes at a time (lines longer than a read)
+        small_reads = InfoCache(directory / "small.msgpack", read_bytes=read_bytes)
+        assert facts(read_session_info(path, small_reads)) == whole_read(path)
+        small_reads.flush()

@@ -100,6 +100,31 @@ class _Stored(msgspec.Struct, array_like=True):
     files: dict[str, _Kept]
 
 
+READ_BYTES = 1 << 20
+"""A file is counted in reads of this size (a long session is not held in memory whole)."""
+
+
+def _count_lines(handle: Any, size: int, counts: BodyCounts, read_bytes: int) -> tuple[int, bytes]:
+    """Count the complete lines of the next ``size`` bytes of ``handle`` into ``counts``; return
+    how many bytes they span and the bytes after the last newline (a line being written)."""
+    done = 0
+    pending: list[bytes] = []  # bytes read since the last newline
+    while size > 0:
+        chunk = handle.read(min(read_bytes, size))
+        if not chunk:
+            break
+        size -= len(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)
+            continue
+        block = b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
+        counts.add_lines(block)
+        done += len(block)
+        pending = [chunk[cut:]]
+    return done, b"".join(pending)
+
+
 def _crc_of(handle: Any, start: int, end: int) -> int:
     handle.seek(start)
     return zlib.crc32(handle.read(end - start)) if end > start else 0
@@ -111,8 +136,9 @@ class InfoCache:
     Use :meth:`body_counts` for each file of a listing, then :meth:`flush` once.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, read_bytes: int = READ_BYTES) -> None:
         self.path = path
+        self.read_bytes = read_bytes
         self._files: dict[str, _Kept] | None = None
         self._used: dict[str, _Kept] = {}
         self._changed = False
@@ -146,10 +172,8 @@ class InfoCache:
             start = kept.offset
             counts = kept.counts.copy()
         handle.seek(start)
-        data = handle.read(max(0, size - start))
-        cut = data.rfind(b"\n") + 1  # complete lines end here; what follows may be a line being written
-        counts.add_lines(data[:cut])
-        offset = start + cut
+        offset, tail = _count_lines(handle, size - start, counts, self.read_bytes)
+        offset += start
         if (
             kept is None
             or not reused
@@ -159,8 +183,8 @@ class InfoCache:
             kept = _Kept(st.st_dev, st.st_ino, size, st.st_mtime_ns, head_crc, offset, check, counts.copy())
             self._changed = True
         self._used[key] = kept
-        if cut < len(data):
-            counts.add_lines(data[cut:])
+        if tail:
+            counts.add_lines(tail)
         return counts
 
     @staticmethod
