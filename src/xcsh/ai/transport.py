@@ -220,13 +220,22 @@ def new_client(vendor: Vendor, model: Model, options: StreamOptions) -> httpx2.A
         if not _NO_TLS:
             _NO_TLS.append(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
         verify = _NO_TLS[0]
+    limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+    direct = None
+    if not url.lower().startswith("https:"):
+        # plain http (local model servers): bytes through asyncio's transports, not anyio's
+        # streams (xcsh.ai.netstream); https keeps httpx2's default transport and its TLS
+        from xcsh.ai import netstream
+
+        direct = netstream.transport(verify, limits)
     return httpx2.AsyncClient(
         headers=request_headers(vendor, model, options),
         timeout=httpx2.Timeout(options.timeout_s),
         verify=verify,
         trust_env=trust_env,
         follow_redirects=True,
-        limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+        limits=limits,
+        transport=direct,
     )
 
 
