@@ -191,7 +191,11 @@ async def test_a_refused_connection_and_a_failed_tls_handshake_fail_the_same() -
 
         refused_results = await both(refused)
         tls_results = await both(handshake)
-    assert refused_results["asyncio"] == refused_results["anyio"] == ("ConnectError", "All connection attempts failed")
+    assert (
+        refused_results["asyncio"]
+        == refused_results["anyio"]
+        == ("ConnectError", "All connection attempts failed")
+    )
     assert tls_results["asyncio"][0] == tls_results["anyio"][0] == "ConnectError"
 
 
@@ -228,7 +232,9 @@ async def test_plain_http_clients_read_through_the_asyncio_backend(fake_llm: Fak
     fake_llm.script(script.text("hi"))
     model = wire_model(fake_llm.base_url + "/v1", "openai-completions")
     body = b'{"model":"m","stream":true,"messages":[]}'
-    stream = await transport.open_stream("openai", model, StreamOptions(api_key="k"), "chat/completions", body)
+    stream = await transport.open_stream(
+        "openai", model, StreamOptions(api_key="k"), "chat/completions", body
+    )
     async with stream:
         assert isinstance(stream.response.extensions["network_stream"], netstream.AsyncioStream)
         async for _ in stream:
