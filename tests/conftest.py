@@ -76,7 +76,12 @@ def fake_llm() -> Iterator[FakeLLM]:
         server.stop()
 
 
-WIRE_BASE_PATHS = {"openai-completions": "/v1", "anthropic-messages": "", "openai-responses": "/v1"}
+WIRE_BASE_PATHS = {
+    "openai-completions": "/v1",
+    "anthropic-messages": "",
+    "openai-responses": "/v1",
+    "google-generative-ai": "/v1beta",
+}
 
 
 def wire_model(base_url: str, api: str, **fields: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import wire_model
@@ -37,3 +39,29 @@ async def test_a_loopback_provider_ignores_proxy_variables(
     )
     assert message["stopReason"] == "stop", message.get("errorMessage")
     assert [block.get("text") for block in message["content"]] == ["direct"]
+
+
+@pytest.mark.parametrize(
+    "api", ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"]
+)
+def test_a_loop_that_shuts_down_closes_the_connections_its_pooled_clients_kept(
+    fake_llm: FakeLLM, api: str
+) -> None:
+    """Clients are pooled per event loop; a process that runs loops one after another (a test
+    suite, a host embedding the agent) must not keep every finished loop's connection open."""
+    import asyncio
+
+    if api == "google-generative-ai":
+        pytest.importorskip("google.genai")
+    model: Model = wire_model(fake_llm.base_url, api)
+    fake_llm.script(script.text("one"), script.text("two"))
+    context: Any = {"messages": [{"role": "user", "content": "hi", "timestamp": 0}]}
+
+    async def ask() -> str:
+        message = await complete(model, context, StreamOptions(api_key="k"))
+        assert message["stopReason"] == "stop", message.get("errorMessage")
+        return "".join(block.get("text", "") for block in message["content"])
+
+    for expected in ("one", "two"):
+        assert asyncio.run(ask()) == expected
+        assert fake_llm.wait_for_no_open_connection(10), "the finished loop's connection is still open"

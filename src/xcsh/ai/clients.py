@@ -3,17 +3,61 @@
 Also the lazily built Google SDK client (the only provider still on its vendor SDK; the
 Anthropic and OpenAI wires go through :mod:`xcsh.ai.transport`). Retries are always off:
 our retry policy (coding layer) is the only one, so every retry is visible on the protocol.
+
+Clients are pooled per event loop (an HTTP client is bound to the loop that made it) and
+closed when that loop shuts down (:func:`close_with_loop`): a process that runs several loops
+one after another (a test suite, an embedding host) does not keep each finished loop's
+connections open.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import suppress
 from typing import Any
 
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.types import Model
 
 _cache: dict[tuple[Any, ...], Any] = {}
+Closer = Callable[[], Awaitable[object]]
+# per running loop: what its shutdown closes, the generator parked until then and its task
+_keepers: dict[int, tuple[list[Closer], AsyncGenerator[None, None], asyncio.Task[None]]] = {}
+
+
+def close_with_loop(close: Closer) -> None:
+    """Await ``close()`` on the running loop when that loop shuts down.
+
+    The hook is an async generator parked at its ``yield``: ``loop.shutdown_asyncgens()``
+    (called by ``asyncio.run`` and ``asyncio.Runner`` before they close the loop) closes it on
+    the loop, which runs the ``close`` callbacks, oldest first; a failing one does not stop
+    the rest. A loop closed without that step keeps its clients, as before.
+    """
+    loop = asyncio.get_running_loop()
+    entry = _keepers.get(id(loop))
+    if entry is None:
+        closers: list[Closer] = []
+        keeper = _at_shutdown(id(loop), closers)
+        entry = _keepers[id(loop)] = (closers, keeper, loop.create_task(_park(keeper)))
+    entry[0].append(close)
+
+
+async def _park(keeper: AsyncGenerator[None, None]) -> None:
+    await anext(keeper)  # runs to the yield: from now on, closing the generator runs its finally
+
+
+async def _at_shutdown(loop_id: int, closers: list[Closer]) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        entry = _keepers.get(loop_id)
+        if entry is not None and entry[0] is closers:
+            del _keepers[loop_id]
+        for close in closers:
+            with suppress(Exception):
+                await close()
 
 
 def merged_headers(model: Model, options: StreamOptions) -> dict[str, str]:
@@ -91,6 +135,14 @@ def google_client(model: Model, options: StreamOptions) -> Any:
         )
         client = genai.Client(api_key=options.api_key or "no-key", http_options=http_options)
         _cache[key] = client
+        if key[1]:  # made on a running loop: closed with it
+
+            async def close() -> None:
+                _cache.pop(key, None)
+                await client.aio.aclose()
+                client.close()
+
+            close_with_loop(close)
     return client
 
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from xcsh.ai.clients import client_key, is_loopback_url, merged_headers, shared_ssl_context
+from xcsh.ai.clients import client_key, close_with_loop, is_loopback_url, merged_headers, shared_ssl_context
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.sse import sse_events
 from xcsh.ai.types import Model
@@ -197,11 +197,20 @@ class PooledClient:
 
 
 def pooled_client(vendor: Vendor, model: Model, options: StreamOptions) -> PooledClient:
-    """The pooled client for this call's loop, base URL, key, headers and timeout."""
+    """The pooled client for this call's loop, base URL, key, headers and timeout (closed
+    when that loop shuts down, see :func:`xcsh.ai.clients.close_with_loop`)."""
     key = client_key(vendor, model, options)
     pooled = _clients.get(key)
     if pooled is None:
         pooled = _clients[key] = PooledClient(new_client(vendor, model, options))
+        if key[1]:  # made on a running loop (always, from open_stream): closed with that loop
+            client = pooled.client
+
+            async def close() -> None:
+                _clients.pop(key, None)
+                await client.aclose()
+
+            close_with_loop(close)
     return pooled  # type: ignore[no-any-return]  # the cache holds Any
 
 
