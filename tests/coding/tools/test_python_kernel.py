@@ -47,3 +47,30 @@ async def test_a_cancellation_while_the_kernel_starts_ends_the_kernel_and_a_late
             import signal
 
             os.killpg(pid, signal.SIGKILL)
+
+
+async def test_killing_a_started_kernel_closes_its_descriptors_at_once(tmp_path: Path) -> None:
+    """The manager's and client's zmq contexts end with the kernel, not when the garbage collector
+    finds them: a suite (or a session restarting kernels) would otherwise run out of descriptors."""
+    pytest.importorskip("ipykernel")
+    import gc
+    import os
+
+    fd_dir = Path("/proc/self/fd")
+    if not fd_dir.is_dir():
+        pytest.skip("counts descriptors through /proc")
+    was_enabled = gc.isenabled()
+    gc.disable()  # what kill() leaves open must not be closed by a collection meanwhile
+    try:
+        warm = PythonKernel(tmp_path)  # jupyter-client's first use opens what it keeps for good
+        await warm.execute("1", 30, None)
+        warm.kill()
+        before = len(os.listdir(fd_dir))
+        kernel = PythonKernel(tmp_path)
+        outcome = await kernel.execute("print(6 * 7)", 30, None)
+        assert outcome.text == "42\n"
+        kernel.kill()
+        assert len(os.listdir(fd_dir)) <= before
+    finally:
+        if was_enabled:
+            gc.enable()

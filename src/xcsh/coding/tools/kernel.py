@@ -8,7 +8,8 @@ image/png, application/json) and errors (traceback without colour codes) — unt
 the kernel is idle. A timeout or an abort interrupts the kernel (KeyboardInterrupt
 in the cell; the kernel and its state survive). :meth:`restart` restarts it;
 :meth:`kill` ends the process at once and is safe to call from synchronous shutdown
-code; it ends the kernel's whole process group (what its cells started too); a start
+code; it ends the kernel's whole process group (what its cells started too) and closes the
+zmq contexts of the kernel's manager and client (their sockets and descriptors); a start
 that fails or is cancelled ends the kernel it started the same way. The
 kernel leads its own process group (jupyter-client starts it in a new session), which the
 watchdog (:mod:`xcsh.ai.watchdog`) guards: if this process dies in any way, SIGKILL
@@ -98,6 +99,8 @@ class PythonKernel:
             if self._manager is None:
                 return
             self._client.stop_channels()
+            with contextlib.suppress(Exception):
+                self._client.context.destroy(linger=0)  # the old client's sockets, now
             await self._manager.restart_kernel(now=True)
             _end_group(self._pid)  # the old kernel's children
             self._pid = _guard(self._manager)
@@ -206,6 +209,14 @@ class PythonKernel:
             watchdog.release(pid)  # once reaped: an empty group is forgotten at once
         with contextlib.suppress(Exception):
             manager.cleanup_connection_file()
+        # the zmq contexts (each holds sockets, an epoll and its threads' wake-up descriptors)
+        # end now, not when the garbage collector finds the manager and client: a session that
+        # kills or restarts kernels, or a test suite, would otherwise hold their descriptors
+        for owner in (client, manager):
+            context = getattr(owner, "context", None)
+            if context is not None:
+                with contextlib.suppress(Exception):
+                    context.destroy(linger=0)
 
 
 def _guard(manager: Any) -> int | None:
