@@ -131,17 +131,18 @@ async def test_after_the_peer_ends_its_side_the_stream_reads_the_end_and_still_w
 
     async with serving(handler) as port:
 
-        async def scenario(backend: httpcore2.AsyncNetworkBackend) -> tuple[bytes, bool, bytes]:
+        async def scenario(backend: httpcore2.AsyncNetworkBackend) -> tuple[bytes, bool, bytes, bytes]:
             stream = await backend.connect_tcp("127.0.0.1", port, timeout=5)
             data = await read_all(stream)
             readable = stream.get_extra_info("is_readable")
             await stream.write(b"late", timeout=5)
+            end = await stream.read(100, timeout=5)  # as httpcore2 reads after writing a request
             late = await received.get()
             await stream.aclose()
-            return data, readable, late
+            return data, readable, end, late
 
         results = await both(scenario)
-    assert results["asyncio"] == results["anyio"] == ("result", repr((b"bye", True, b"late")))
+    assert results["asyncio"] == results["anyio"] == ("result", repr((b"bye", True, b"", b"late")))
 
 
 async def test_an_idle_connection_is_readable_only_once_the_server_closed_it() -> None:
@@ -197,6 +198,22 @@ async def test_a_refused_connection_and_a_failed_tls_handshake_fail_the_same() -
         == ("ConnectError", "All connection attempts failed")
     )
     assert tls_results["asyncio"][0] == tls_results["anyio"][0] == "ConnectError"
+
+
+async def test_short_writes_leave_together_at_the_next_read() -> None:
+    async def echo_first_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(await reader.read(65536))  # whatever the first read got
+        writer.close()
+
+    async with serving(echo_first_read) as port:
+        stream = await netstream.AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+        await stream.write(b"POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n", timeout=5)  # a head
+        for _ in range(20):  # loop turns in which the server would read a head sent alone
+            await asyncio.sleep(0)
+        await stream.write(b"body", timeout=5)
+        echoed = await read_all(stream)
+        await stream.aclose()
+    assert echoed == b"POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody"
 
 
 async def test_a_reader_that_lags_leaves_the_rest_in_the_kernel_and_gets_every_byte_in_order() -> None:

@@ -15,7 +15,8 @@ It answers as the default backend did, so every failure reads the same above it:
   and raises ``ReadTimeout`` when nothing arrives within ``timeout``, ``ReadError`` when the
   connection was lost with an error; ``write`` hands the bytes to the transport and waits, up to
   ``timeout`` (``WriteTimeout``), only while the kernel does not take them; ``WriteError`` once
-  the connection is lost. The exceptions' texts are the default backend's (empty for timeouts
+  the connection is lost. A short write is held until the next write or read, so a request's
+  head and body leave together (:class:`AsyncioStream`). The exceptions' texts are the default backend's (empty for timeouts
   and lost connections, ``All connection attempts failed`` for a refused connection).
 - The peer's end of stream leaves the connection half-open, as before (a server may answer
   after closing its side); reading is paused while more than :data:`HIGH_WATER` bytes wait to
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import httpx2
 
 HIGH_WATER = 256 * 1024  # bytes waiting to be read before the socket is left to buffer the rest
+HOLD_MAX = 16 * 1024  # a write shorter than this waits for the next write or read (see AsyncioStream)
 _CONNECT_FAILED = "All connection attempts failed"  # the default backend's text
 _HAPPY_EYEBALLS_DELAY = 0.25  # as the default backend (RFC 8305's recommended delay)
 
@@ -120,13 +122,29 @@ async def _wait(waiter: asyncio.Future[None], timeout: float | None) -> None:
 
 
 class AsyncioStream(httpcore2.AsyncNetworkStream):
-    """One connection: an asyncio transport and the :class:`_Protocol` that collects its bytes."""
+    """One connection: an asyncio transport and the :class:`_Protocol` that collects its bytes.
+
+    A write of fewer than :data:`HOLD_MAX` bytes (with what is held before it) is held and sent
+    with the next write, or before the next read or TLS handshake: a request's head and its body,
+    two writes of ``httpcore2``, leave in one ``send`` (one segment and one wake-up of the server
+    instead of two). Nothing waits behind a held write: the caller's next step is always one of
+    those, and a closed stream drops it, as the default backend drops unsent bytes at close.
+    """
 
     def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._held = b""
+
+    def _send_held(self) -> None:
+        if self._held:
+            held, self._held = self._held, b""
+            if not self._protocol.lost:
+                self._transport.write(held)
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._held:
+            self._send_held()
         protocol = self._protocol
         if not protocol.chunks and not protocol.at_eof and not protocol.lost:
             waiter = protocol.reader = asyncio.get_running_loop().create_future()
@@ -155,7 +173,13 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
             return
         protocol = self._protocol
         if protocol.lost:
+            self._held = b""
             raise httpcore2.WriteError("") from protocol.error
+        if self._held:
+            buffer, self._held = self._held + buffer, b""
+        if len(buffer) < HOLD_MAX:
+            self._held = bytes(buffer)
+            return
         self._transport.write(buffer)
         if protocol.write_paused:
             waiter = protocol.writer = asyncio.get_running_loop().create_future()
@@ -177,6 +201,7 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = None,
     ) -> httpcore2.AsyncNetworkStream:
+        self._send_held()
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
