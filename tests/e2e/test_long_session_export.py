@@ -9,6 +9,9 @@ from pathlib import Path
 
 from conftest import Workspace
 from xcsh.coding.sessions.entries import new_header, serialize_entry
+from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
 
 PARAGRAPH = "Some *markdown* with `code`, a [link](https://example.com) and a list:\n\n- one\n- two\n"
 
@@ -77,3 +80,24 @@ async def test_a_control_frame_sent_after_a_long_export_is_answered_before_the_e
     assert answered == ["g", "a", "x"]
     page = output.read_text(encoding="utf-8")
     assert page.count('<article class="entry') == 3000 and page.endswith("</html>\n")
+
+
+async def test_an_export_that_cannot_be_written_answers_the_error_and_the_process_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(script.text("hi"))
+    (workspace.proj / "blocker").write_text("a file where a folder should be")
+    args = ["--model", "fake/fake-model", "--no-tools", "--session-dir", str(workspace.sess)]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        await client.prompt_and_wait("hello?")
+        failed = await client.request({"id": "x", "type": "export_html", "outputPath": "blocker/page.html"})
+        state = await client.get_state()
+    blocker = workspace.proj / "blocker"
+    assert failed == {
+        "type": "response",
+        "command": "parse",
+        "success": False,
+        "error": f"Failed to parse command: [Errno 17] File exists: '{blocker}'",
+    }
+    assert state["sessionFile"] and blocker.read_text() == "a file where a folder should be"
+    assert sorted(p.name for p in workspace.proj.iterdir()) == ["blocker"]
