@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from xcsh.coding.sessions.context import message_text
 from xcsh.coding.sessions.entries import is_valid_header, new_header, parse_line
 from xcsh.coding.sessions.info_cache import CHECK_BYTES, InfoCache
-from xcsh.coding.sessions.listing import SessionInfo, list_sessions, read_session_info
+from xcsh.coding.sessions.listing import SessionInfo, list_all_sessions, list_sessions, read_session_info
 
 
 def whole_read(path: Path) -> tuple[Any, ...] | None:
@@ -231,3 +231,28 @@ def test_listing_after_every_chunk_of_appends_equals_a_whole_read(
         small_reads = InfoCache(directory / "small.msgpack", read_bytes=read_bytes)
         assert facts(read_session_info(path, small_reads)) == whole_read(path)
         small_reads.flush()
+
+
+def test_a_deleted_session_leaves_the_cache_at_the_next_listing_of_its_folder(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.msgpack"
+    project, other = tmp_path / "p", tmp_path / "q"
+    project.mkdir()
+    other.mkdir()
+    gone = session_file(project, line(user("secret first words")))
+    session_file(project, line(user("kept words")))
+    elsewhere = session_file(other, line(user("other project words")))
+    listed(project, cache)
+    listed(other, cache)
+    assert b"secret first words" in cache.read_bytes()
+    gone.unlink()
+    assert len(listed(project, cache)) == 1
+    stored = cache.read_bytes()
+    assert b"secret first words" not in stored
+    assert b"kept words" in stored and b"other project words" in stored  # another folder's entry stays
+    elsewhere.write_bytes(b"no longer a session\n")
+    assert list_sessions(tmp_path, cache_file=cache) == []  # not recursive: nothing directly there
+    assert b"other project words" in cache.read_bytes()
+    assert [facts(i) for i in list_all_sessions(tmp_path, cache_file=cache)] == [
+        whole_read(project / n.name) for n in project.iterdir()
+    ]
+    assert b"other project words" not in cache.read_bytes()

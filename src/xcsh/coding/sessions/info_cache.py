@@ -199,16 +199,33 @@ class InfoCache:
             return False
         return _crc_of(handle, max(body_start, kept.offset - CHECK_BYTES), kept.offset) == kept.check_crc
 
-    def flush(self) -> None:
+    def flush(self, listed: Path | None = None, *, recursive: bool = False) -> None:
         """Write the kept counts if any changed: the files looked up since this cache was made,
-        then earlier ones, at most :data:`MAX_ENTRIES`."""
-        if not self._changed or self.path is None:
+        then earlier ones, at most :data:`MAX_ENTRIES`.
+
+        ``listed``: the folder this listing covered (its sub-folders too with ``recursive``);
+        earlier entries of files in it that were not looked up now (deleted, or no longer a
+        session) are dropped, so a deleted session's first message does not stay here.
+        """
+        if self.path is None:
             return
-        self._changed = False
+        scope = os.path.join(os.path.abspath(listed), "") if listed is not None else None
         files = dict(self._used)
         for key, kept in (self._files or {}).items():
+            if key in files:
+                continue
+            if (
+                scope is not None
+                and key.startswith(scope)
+                and (recursive or os.path.dirname(key) == scope[:-1])
+            ):
+                self._changed = True  # gone from the folder listed
+                continue
             if len(files) >= MAX_ENTRIES:
                 break
-            files.setdefault(key, kept)
+            files[key] = kept
+        if not self._changed:
+            return
+        self._changed = False
         with contextlib.suppress(msgspec.EncodeError, ValueError, TypeError, OverflowError):
             write_atomically(self.path, msgspec.msgpack.encode(_Stored(FORMAT, files)))

@@ -105,10 +105,12 @@ def read_session_info(path: Path, cache: InfoCache | None = None) -> SessionInfo
     )
 
 
-def _collect(paths: list[Path], cache_file: Path | None) -> list[SessionInfo]:
+def _collect(
+    paths: list[Path], cache_file: Path | None, directory: Path, *, recursive: bool = False
+) -> list[SessionInfo]:
     cache = InfoCache(cache_file)
     infos = [info for info in (read_session_info(p, cache) for p in paths) if info is not None]
-    cache.flush()
+    cache.flush(directory, recursive=recursive)
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
@@ -119,7 +121,7 @@ def list_sessions(directory: Path, *, cache_file: Path | None = None) -> list[Se
     ``cache_file``: where the files' counts are kept between listings
     (:func:`xcsh.coding.sessions.info_cache.cache_path_for`); None reads every file whole.
     """
-    return _collect(_session_files(directory), cache_file)
+    return _collect(_session_files(directory), cache_file, directory)
 
 
 def _matches(path: Path, session_id: str, prefix: str) -> bool:
@@ -181,4 +183,4 @@ def resolve_session_arg(value: str, session_dir: Path, sessions_root: Path | Non
 def list_all_sessions(root: Path, *, cache_file: Path | None = None) -> list[SessionInfo]:
     """Every session below ``root`` (all projects), most recently modified first (``cache_file``
     as for :func:`list_sessions`)."""
-    return _collect(_session_files(root, recursive=True), cache_file)
+    return _collect(_session_files(root, recursive=True), cache_file, root, recursive=True)
