@@ -50,11 +50,15 @@ def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -
         infos = list_sessions(
             configured or session_dir_for(session.cwd, sessions_root()), cache_file=cache_file
         )
+    current = Path(session.store.path) if session.store.path is not None else None
     out = []
     for info in infos:
         item: dict[str, Any] = {"path": str(info.path), "id": info.id, "cwd": info.cwd}
-        if info.title:
-            item["name"] = info.title
+        is_current = current is not None and Path(info.path) == current
+        # the current session's name from memory: its header may still be being rewritten
+        title = session.store.title if is_current else info.title
+        if title:
+            item["name"] = title
         item["firstMessage"] = info.first_message
         item["messageCount"] = info.message_count
         item["created"] = info.created
@@ -63,7 +67,7 @@ def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -
         )
         if info.parent_session:
             item["parentSession"] = info.parent_session
-        item["current"] = session.store.path is not None and Path(info.path) == Path(session.store.path)
+        item["current"] = is_current
         out.append(item)
     return {"sessions": out}
 

@@ -182,6 +182,7 @@ def test_pruning_rewrites_the_session_file_atomically_and_it_reopens_pruned(tmp_
     inode_before = os.stat(path).st_ino
 
     plan = prune_tool_outputs(messages, store, SMALL, pruned_at=4242)
+    store.flush()  # the file is rewritten in the background
 
     assert plan.outputs == (PrunedOutput(2, 300),)
     notice = [{"type": "text", "text": "[Output truncated - 300 tokens]"}]
@@ -210,6 +211,7 @@ def test_a_context_restored_from_copies_finds_its_entries_by_tool_call_id(tmp_pa
     store = stored_session(tmp_path)
     messages = copy.deepcopy(store.build_context().messages)
     prune_tool_outputs(messages, store, SMALL, pruned_at=7)
+    store.flush()
     assert store.path is not None
     stored = [line["message"] for line in read_lines(store.path) if line.get("type") == "message"]
     assert stored[2]["prunedAt"] == 7 and stored[2]["content"] == messages[2]["content"]
@@ -222,6 +224,7 @@ def test_nothing_is_rewritten_when_pruning_would_not_pay_off(tmp_path: Path) -> 
     inode = os.stat(store.path).st_ino
     messages = store.build_context().messages
     plan = prune_tool_outputs(messages, store, PruneSettings(protect_tokens=100, minimum_savings=1_000))
+    store.flush()
     assert plan.outputs == ()
     assert os.stat(store.path).st_ino == inode
     assert "prunedAt" not in messages[2]

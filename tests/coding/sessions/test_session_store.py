@@ -320,6 +320,7 @@ def test_set_title_rewrites_an_existing_file_and_user_titles_win_over_auto(tmp_p
     run(store, "q?", "a")
     assert store.path is not None
     assert store.set_title("  My\x07 \x1b[31mname  ") is True
+    store.flush()  # the header is rewritten in the background
     assert read_lines(store.path)[0]["title"] == "My [31mname"
     assert store.set_title("auto title", source="auto") is False
     assert store.set_title("\x00 \x01") is False
@@ -333,6 +334,7 @@ def test_rewrite_entries_replaces_in_place_atomically(tmp_path: Path) -> None:
     target = store.user_message_entries()[0]
     pruned = {**target, "message": {**target["message"], "content": [{"type": "text", "text": "[pruned]"}]}}
     store.rewrite_entries({target["id"]: pruned})
+    store.flush()  # rewritten in the background
     assert store.path is not None
     assert read_lines(store.path)[3]["message"]["content"][0]["text"] == "[pruned]"
     assert not [p for p in store.path.parent.iterdir() if p.name.endswith(".tmp")]
@@ -345,8 +347,11 @@ def test_write_errors_are_latched_and_raised_again(tmp_path: Path) -> None:
     assert store.path is not None
     store.path.unlink()
     store.path.mkdir()  # the file is now a directory: every write fails
+    store.set_title("x")  # rewritten in the background, where it fails
     with pytest.raises(SessionWriteError):
-        store.set_title("x")
+        store.flush()
+    with pytest.raises(SessionWriteError):
+        store.set_title("y")
     store.path.rmdir()
     with pytest.raises(SessionWriteError):
         store.append_message(user("later"))

@@ -129,13 +129,17 @@ class LineTable:
     def add(self, span: LineSpan) -> None:
         self._spans[id(span.entry)] = span
 
-    def span_of(self, entry: SessionEntry) -> LineSpan | None:
+    def materialize(self) -> None:
+        """Index the loaded lines now (a rewrite does it before it reads the table)."""
         if self._loaded is not None:
             entries, spans = self._loaded
             self._loaded = None
             for loaded, (offset, length) in zip(entries, spans, strict=True):
                 if offset >= 0:
                     self._spans.setdefault(id(loaded), LineSpan(loaded, offset, length, False))
+
+    def span_of(self, entry: SessionEntry) -> LineSpan | None:
+        self.materialize()
         span = self._spans.get(id(entry))
         return span if span is not None and span.entry is entry else None
 

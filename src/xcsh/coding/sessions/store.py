@@ -373,15 +373,19 @@ class SessionStore(EntryAppends):
         self._file.write_all(self._header, self._entries)
 
     def flush(self) -> None:
-        """Raise the latched write error, if any (appends are already durable)."""
+        """Wait for a rewrite in progress, then raise the latched write error, if any (appends
+        are already durable)."""
         if self._file is not None:
+            self._file.wait()
             self._file.raise_latched()
 
     def set_title(self, title: str, source: Literal["auto", "user"] = "user") -> bool:
-        """Set the session name (sanitised); rewrites the header if the file exists.
+        """Set the session name (sanitised); if the file exists, its header is rewritten in the
+        background (:meth:`SessionFileWriter.request_rewrite`; :meth:`flush` waits for it).
 
         Returns False, changing nothing, when the sanitised title is empty or an
-        ``auto`` title would replace a ``user`` one.
+        ``auto`` title would replace a ``user`` one. Raises :class:`SessionWriteError` when
+        an earlier write failed.
         """
         if source == "auto" and self._header.get("titleSource") == "user":
             return False
@@ -390,15 +394,17 @@ class SessionStore(EntryAppends):
             return False
         self._header["title"] = clean
         self._header["titleSource"] = source
-        if self._file is not None and self._file.is_flushed and not self._closed:
-            self._write_all()
+        if self._file is not None and not self._closed:
+            self._file.request_rewrite(self._header, self._entries)
         return True
 
     def rewrite_entries(self, replacements: Mapping[str, SessionEntry] | None = None) -> None:
-        """Replace entries by id (same position in the file) and rewrite the file atomically.
+        """Replace entries by id (same position in the file) and rewrite the file atomically,
+        in the background (:meth:`SessionFileWriter.request_rewrite`; :meth:`flush` waits for it).
 
         Used by pruning and argument rewrites; a session not yet on disk is only
-        updated in memory.
+        updated in memory. Raises :class:`SessionWriteError` when an earlier write failed
+        (memory is updated either way).
         """
         if replacements:
             positions = {e["id"]: i for i, e in enumerate(self._entries)}
@@ -409,8 +415,8 @@ class SessionStore(EntryAppends):
                     raise ValueError("a replacement entry must keep its id")
                 self._entries[positions[entry_id]] = new_entry
                 self._by_id[entry_id] = new_entry
-        if self._file is not None and self._file.is_flushed:
-            self._write_all()
+        if self._file is not None and not self._closed:
+            self._file.request_rewrite(self._header, self._entries)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -16,7 +16,10 @@
 * one writer per file, enforced by :mod:`xcsh.coding.sessions.lock`;
 * the first write error is latched and raised again by every later write;
 * a whole rewrite copies each unchanged entry's line from the current file instead of
-  encoding it again (:mod:`xcsh.coding.sessions.lines`): the same bytes, a fraction of the CPU.
+  encoding it again (:mod:`xcsh.coding.sessions.lines`): the same bytes, a fraction of the CPU;
+* a rewrite of the existing file in place (:meth:`SessionFileWriter.request_rewrite`: pruning,
+  a new title) runs on a background thread, so no caller waits for it; see that method for how
+  appends made meanwhile stay in the file, in order, exactly once.
 """
 
 from __future__ import annotations
@@ -26,11 +29,18 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
-from xcsh.coding.private_fs import make_private_dirs, replace_private_file, write_fully
+from xcsh.coding.private_fs import (
+    fsync_dir,
+    make_private_dirs,
+    open_private,
+    replace_private_file,
+    write_fully,
+)
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.entries import SessionEntry, SessionError, SessionHeader, serialize_entry
-from xcsh.coding.sessions.lines import LineSpan, LineTable, write_lines
+from xcsh.coding.sessions.lines import LineSpan, LineTable, copy_range, write_lines
 from xcsh.coding.sessions.lock import SessionFileLock
 
 logger = logging.getLogger(__name__)
@@ -43,6 +53,21 @@ SYNC_GATHER_S = 0.02
 
 class SessionWriteError(SessionError):
     """Writing the session file failed; raised again by every later write of the store."""
+
+
+class _Rewrite:
+    """A requested rewrite: the header and entries to write, the file's size when it was asked
+    for (what was appended since is copied after them) and the generation it applies to."""
+
+    __slots__ = ("entries", "generation", "header", "since")
+
+    def __init__(
+        self, header: SessionHeader, entries: list[SessionEntry], since: int, generation: int
+    ) -> None:
+        self.header = header
+        self.entries = entries
+        self.since = since
+        self.generation = generation
 
 
 class SessionFileWriter:
@@ -77,6 +102,13 @@ class SessionFileWriter:
         self._dirty = False
         self._syncer: threading.Thread | None = None
         self._closing = threading.Event()  # ends the fsync thread's gathering wait at close
+        # background rewrites (guarded by _write_lock; _idle is notified when one ends)
+        self._idle = threading.Condition(self._write_lock)
+        self._job: _Rewrite | None = None  # requested, not yet started
+        self._rewriter: threading.Thread | None = None
+        self._running = False
+        self._tail: list[LineSpan] = []  # lines appended since a rewrite was requested
+        self._generation = 0  # counts whole writes: a rewrite asked for before one is dropped
 
     @property
     def path(self) -> Path:
@@ -130,7 +162,10 @@ class SessionFileWriter:
                     assert self._fd is not None
                 data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
                 write_fully(self._fd, data)
-                self._lines.add(LineSpan(entry, self._size, len(data), True))
+                span = LineSpan(entry, self._size, len(data), True)
+                self._lines.add(span)
+                if self._job is not None or self._running:
+                    self._tail.append(span)
                 self._size += len(data)
             except OSError as exc:
                 raise self._latch(exc) from exc
@@ -214,6 +249,8 @@ class SessionFileWriter:
         """
         with self._write_lock:
             self.raise_latched()
+            self._job, self._tail = None, []  # this write is newer than any requested rewrite
+            self._generation += 1  # and one running now is dropped when it ends
             try:
                 if self._lock is None:
                     make_private_dirs(self._path.parent)
@@ -266,9 +303,116 @@ class SessionFileWriter:
         stat = os.fstat(fd)
         return LineTable((stat.st_dev, stat.st_ino), spans), size
 
-    def close(self) -> None:
-        """Close the descriptor and release the file lock (idempotent)."""
+    # ---- rewrites in the background -----------------------------------------------------
+    def request_rewrite(self, header: SessionHeader, entries: Sequence[SessionEntry]) -> None:
+        """Rewrite the existing file with ``header`` and ``entries`` on a background thread.
+
+        Returns at once (nothing happens before the file exists); the store's memory is already
+        what the file will hold. The rewrite writes header and entries to a temp file (copying
+        unchanged lines) and fsyncs it without the lock, so appends go on meanwhile — each one
+        still written to the current file before it returns. Then, holding the lock, it copies
+        the lines appended since the request (the file's bytes past its size at the request:
+        exactly those entries, in order) to the temp file and renames it over the file; their
+        fsync joins the group commit. A crash at any point leaves the old file or the new one,
+        each complete (apart from the newest unsynced lines, as for any append). A later request
+        replaces one not yet started (it holds everything); :meth:`write_all` drops both.
+        A failure is latched: the next write raises it. :meth:`wait` waits for the rewrite.
+        """
         with self._write_lock:
+            if not self._flushed:
+                return
+            self.raise_latched()
+            if self._job is None and not self._running:
+                self._tail = []
+            self._job = _Rewrite(
+                cast(SessionHeader, dict(header)), list(entries), self._size, self._generation
+            )
+            if self._rewriter is None:
+                self._rewriter = threading.Thread(
+                    target=self._rewrite_while_asked, name="session-rewrite", daemon=True
+                )
+                self._rewriter.start()
+
+    def wait(self) -> None:
+        """Return once no rewrite is requested or running."""
+        with self._write_lock:
+            while self._job is not None or self._running:
+                self._idle.wait()
+
+    def _rewrite_while_asked(self) -> None:
+        while True:
+            with self._write_lock:
+                job, self._job = self._job, None
+                if job is None or self._error is not None:
+                    self._rewriter = None
+                    self._idle.notify_all()
+                    return
+                self._running = True
+                self._lines.materialize()  # appends only add to it while the rewrite reads it
+                source = self._open_source(self._blobs)
+            try:
+                self._rewrite(job, source)
+            except Exception as exc:  # latched: the next write raises it
+                with self._write_lock:
+                    self._latch(exc)
+            finally:
+                if source is not None:
+                    os.close(source)
+                with self._write_lock:
+                    self._running = False
+                    self._idle.notify_all()
+
+    def _rewrite(self, job: _Rewrite, source: int | None) -> None:
+        tmp = self._path.with_name(f".{self._path.name}.{os.urandom(6).hex()}.tmp")
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            header_line = (serialize_entry(job.header, self._blobs) + "\n").encode("utf-8")
+            spans, end = write_lines(
+                fd, header_line, job.entries, self._lines, source, self._blobs, source_size=job.since
+            )
+            os.fsync(fd)  # the bulk, while appends go on
+            with self._write_lock:
+                if job.generation != self._generation or self._error is not None:
+                    return  # a whole write since, or a failure: this rewrite is stale
+                self._commit(job, fd, tmp, spans, end, source)
+        finally:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+        fsync_dir(self._path.parent)
+        self._sync_soon()  # the lines copied last: with the group commit
+
+    def _commit(
+        self, job: _Rewrite, fd: int, tmp: Path, spans: list[LineSpan], end: int, source: int | None
+    ) -> None:
+        """Under the lock: the lines appended since the request, then the rename."""
+        shift = end - job.since
+        tail = [
+            LineSpan(s.entry, s.offset + shift, s.length, True) for s in self._tail if s.offset >= job.since
+        ]
+        if source is not None:
+            copy_range(source, fd, job.since, self._size - job.since)
+        else:  # no readable source: the few lines appended meanwhile are encoded again
+            for span in tail:
+                write_fully(fd, (serialize_entry(span.entry, self._blobs) + "\n").encode("utf-8"))
+        os.replace(tmp, self._path)
+        stat = os.fstat(fd)
+        old, self._fd = self._fd, os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        if old is not None:
+            os.close(old)  # the replaced file: nothing of it needs syncing any more
+        self._lines = LineTable((stat.st_dev, stat.st_ino), [*spans, *tail])
+        self._size = stat.st_size
+        self._generation += 1
+        if self._job is not None:  # asked for during this one: its offsets move with the tail
+            self._job.since += shift
+            self._job.generation = self._generation
+            self._tail = tail
+        else:
+            self._tail = []
+
+    def close(self) -> None:
+        """Wait for a rewrite in progress, close the descriptor and release the file lock (idempotent)."""
+        with self._write_lock:
+            self.wait()
             self._close_fd()
             with self._unsynced:  # the background thread ends (close_fd has synced)
                 self._syncer, self._dirty = None, False

@@ -1,0 +1,142 @@
+"""Rewrites in place run on a background thread: no caller waits, and appends made meanwhile
+land in the new file after the rewritten entries, once each, in order.
+
+The rewrite is held at a known point with a value whose encoding waits for an event: the
+standard-library encoder asks a ``dict`` subclass for its ``items()``, so a replacement entry
+holding :class:`HeldOpen` stops the rewrite inside its encoding until the test releases it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xcsh.coding.sessions.entries import serialize_entry
+from xcsh.coding.sessions.store import SessionStore, SessionWriteError
+
+BOUND_S = 30  # every wait is bounded; a rewrite that ran on the caller's thread fails the test
+
+
+class HeldOpen(dict[str, Any]):
+    """A mapping whose encoding signals ``entered``, then waits for ``release`` (bounded)."""
+
+    def __init__(self, entered: threading.Event, release: threading.Event, **values: Any) -> None:
+        super().__init__(**values)
+        self.entered = entered
+        self.release = release
+
+    def items(self) -> Any:
+        self.entered.set()
+        self.release.wait(BOUND_S)
+        return super().items()
+
+
+def user(text: str) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "attribution": "user",
+        "timestamp": 1,
+    }
+
+
+def full_encoding(store: SessionStore) -> bytes:
+    objects = [store.header, *store.entries]
+    return b"".join((serialize_entry(o, store.blobs) + "\n").encode("utf-8") for o in objects)
+
+
+def line_of(store: SessionStore, entry: Any) -> bytes:
+    return (serialize_entry(entry, store.blobs) + "\n").encode("utf-8")
+
+
+def stored(tmp_path: Path) -> SessionStore:
+    store = SessionStore.create(tmp_path / "sessions", tmp_path / "proj")
+    store.append_model_change("fake/fake-model")
+    for i in range(20):
+        store.append_message(user(f"question {i} " + "x" * 200))
+        store.append_custom("note", {"i": i})
+    assert store.path is not None and store.is_flushed
+    return store
+
+
+@pytest.mark.parametrize("replaced_behind", [False, True], ids=["own file", "file replaced behind the store"])
+def test_appends_while_a_rewrite_runs_are_written_at_once_and_end_up_after_it_once_each_in_order(
+    tmp_path: Path, replaced_behind: bool
+) -> None:
+    store = stored(tmp_path)
+    path = store.path
+    assert path is not None
+    if replaced_behind:  # its lines cannot be copied from it: every line is encoded again
+        copy = path.with_name("copy")
+        shutil.copyfile(path, copy)
+        os.replace(copy, path)
+    original = os.open(path, os.O_RDONLY)  # held open: its inode number is not reused meanwhile
+    entered, release = threading.Event(), threading.Event()
+    target = next(e for e in store.entries if e["type"] == "custom")
+    try:
+        store.rewrite_entries({target["id"]: {**target, "data": HeldOpen(entered, release, held=True)}})
+        assert entered.wait(BOUND_S)  # the rewrite is running, on another thread, held in that entry
+
+        first = store.append_message(user("while the rewrite runs"))
+        assert store.set_title("renamed meanwhile")  # a second rewrite, asked for during the first
+        second = store.append_custom("note", {"after": "the second request"})
+
+        # nothing has been renamed yet: the appends are in the current file, complete, at its end
+        assert os.path.samestat(os.stat(path), os.fstat(original))
+        if not replaced_behind:  # else they went to the file the store had open
+            assert path.read_bytes().endswith(line_of(store, first) + line_of(store, second))
+        assert b"renamed meanwhile" not in path.read_bytes()
+    finally:
+        release.set()
+    store.flush()
+
+    data = path.read_bytes()
+    assert not os.path.samestat(os.stat(path), os.fstat(original))  # a new file was renamed over it
+    os.close(original)
+    assert data == full_encoding(store)
+    assert data.count(line_of(store, first)) == 1 and data.count(line_of(store, second)) == 1
+    assert data.endswith(line_of(store, first) + line_of(store, second))
+    assert b'"held":true' in data and b'"title":"renamed meanwhile"' in data
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
+
+    third = store.append_message(user("after it"))  # appends go to the new file
+    assert path.read_bytes() == data + line_of(store, third)
+    store.close()
+    reopened = SessionStore.open(path, cwd_for_new=tmp_path)
+    assert [e["id"] for e in reopened.entries] == [e["id"] for e in store.entries]
+    reopened.close()
+
+
+def test_closing_waits_for_a_requested_rewrite(tmp_path: Path) -> None:
+    store = stored(tmp_path)
+    path = store.path
+    assert path is not None
+    target = store.user_message_entries()[3]
+    pruned = {**target, "message": {**target["message"], "content": [{"type": "text", "text": "[pruned]"}]}}
+    store.rewrite_entries({target["id"]: pruned})
+    store.close()
+    assert path.read_bytes() == full_encoding(store)
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_rewrite_that_fails_in_the_background_leaves_the_old_file_and_is_raised_by_the_next_write(
+    tmp_path: Path,
+) -> None:
+    store = stored(tmp_path)
+    path = store.path
+    assert path is not None
+    before = path.read_bytes()
+    target = store.user_message_entries()[0]
+    store.rewrite_entries({target["id"]: {**target, "unencodable": object()}})
+    with pytest.raises(SessionWriteError):
+        store.flush()
+    with pytest.raises(SessionWriteError):
+        store.append_message(user("refused"))
+    assert path.read_bytes() == before  # the old file, complete
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
+    store.close()
