@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -241,6 +242,72 @@ async def test_a_reader_that_lags_leaves_the_rest_in_the_kernel_and_gets_every_b
             received += chunk
         await stream.aclose()
     assert bytes(received) == payload and done.is_set()
+
+
+@asynccontextmanager
+async def serving_tls(handler: Handler) -> AsyncIterator[tuple[int, ssl.SSLContext]]:
+    """A loopback TLS server (a test CA's certificate for 127.0.0.1); yields its port and a
+    client context trusting that CA."""
+    import trustme
+
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    ca.configure_trust(client_context)
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=server_context)
+    try:
+        yield server.sockets[0].getsockname()[1], client_context
+    finally:
+        server.close()
+
+
+async def test_after_start_tls_a_reader_that_lags_still_gets_every_byte_in_order() -> None:
+    payload = bytes(range(256)) * (256 << 10)  # 64 MiB: more than the kernel and TLS buffers hold
+    done = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for start in range(0, len(payload), 1 << 20):
+            writer.write(payload[start : start + (1 << 20)])
+            await writer.drain()
+        done.set()
+        writer.close()
+
+    async with serving_tls(handler) as (port, context):
+        plain = await netstream.AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+        stream = await plain.start_tls(context, server_hostname="127.0.0.1", timeout=5)
+        assert isinstance(stream, netstream.AsyncioStream)
+        protocol = stream._protocol
+        for _ in range(100_000):  # loop turns until the client has stopped taking bytes
+            if protocol.read_paused:
+                break
+            await asyncio.sleep(0)
+        assert protocol.read_paused and not done.is_set()
+        received = bytearray()
+        while chunk := await stream.read(65536, timeout=5):
+            received += chunk
+        await stream.aclose()
+    assert bytes(received) == payload and done.is_set()
+
+
+async def test_a_socket_option_that_fails_closes_the_new_connection() -> None:
+    accepted: list[asyncio.StreamReader] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(reader)
+        await reader.read()  # the end: the client closed its side
+
+    async with serving(handler) as port:
+        bad_option = [(socket.SOL_SOCKET, 0x7FFF, 1)]  # no such option: setsockopt raises
+        result = await outcome(
+            netstream.AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5, socket_options=bad_option)
+        )
+        for _ in range(10_000):  # loop turns until the server has seen the connection end
+            if accepted and accepted[0].at_eof():
+                break
+            await asyncio.sleep(0)
+    assert result[0] == "OSError"
+    assert accepted and accepted[0].at_eof()
 
 
 async def test_plain_http_clients_read_through_the_asyncio_backend(fake_llm: FakeLLM) -> None:

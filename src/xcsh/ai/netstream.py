@@ -28,7 +28,9 @@ Used only by clients of plain-``http`` base URLs (:func:`transport`): ``https`` 
 ``httpx2``'s default transport and its TLS, and requests through a proxy go through the proxy
 transports ``httpx2`` mounts for the proxy variables, untouched. ``start_tls`` (a redirect from
 a plain-http client to an ``https`` URL) uses asyncio's TLS and fails as a ``ConnectError``
-like the default backend.
+like the default backend: such clients trust no certificate. Were it to succeed, reads keep
+their flow control, but asyncio's TLS layer takes a whole write into memory, so a write over
+it never raises ``WriteTimeout``.
 """
 
 from __future__ import annotations
@@ -216,6 +218,10 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
             raise httpcore2.ConnectError(exc) from exc
         if transport is None:  # the loop closed meanwhile
             raise httpcore2.ConnectError("connection closed during the TLS handshake")
+        # the protocol now hears from the TLS transport (asyncio does not call connection_made
+        # again): pausing and resuming must go to it, and its writes wait for the kernel too
+        self._protocol.transport = transport
+        transport.set_write_buffer_limits(0)
         return AsyncioStream(transport, self._protocol)
 
     def get_extra_info(self, info: str) -> Any:
@@ -245,6 +251,16 @@ def _socket_readable(transport: asyncio.Transport) -> bool:
     return bool(poller.poll(0))
 
 
+def _set_options(transport: asyncio.Transport, options: Iterable[Any] | None) -> None:
+    """Apply ``socket_options`` to a new connection; one that fails closes the connection."""
+    try:
+        for option in options or ():
+            transport.get_extra_info("socket").setsockopt(*option)
+    except BaseException:
+        transport.abort()
+        raise
+
+
 class AsyncioBackend(httpcore2.AsyncNetworkBackend):
     """Connections as :class:`AsyncioStream`; connection failures read as the default backend's."""
 
@@ -272,8 +288,7 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
             raise httpcore2.ConnectError(exc) from exc
         except OSError as exc:
             raise httpcore2.ConnectError(_CONNECT_FAILED) from exc
-        for option in socket_options or ():
-            transport.get_extra_info("socket").setsockopt(*option)
+        _set_options(transport, socket_options)
         return AsyncioStream(transport, protocol)
 
     async def connect_unix_socket(
@@ -290,8 +305,7 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
             raise httpcore2.ConnectTimeout(exc) from exc
         except OSError as exc:
             raise httpcore2.ConnectError(exc) from exc
-        for option in socket_options or ():
-            transport.get_extra_info("socket").setsockopt(*option)
+        _set_options(transport, socket_options)
         return AsyncioStream(transport, protocol)
 
     async def sleep(self, seconds: float) -> None:
