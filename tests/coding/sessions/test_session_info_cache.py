@@ -256,3 +256,22 @@ def test_a_deleted_session_leaves_the_cache_at_the_next_listing_of_its_folder(tm
         whole_read(project / n.name) for n in project.iterdir()
     ]
     assert b"other project words" not in cache.read_bytes()
+
+
+def test_a_file_whose_facts_cannot_be_stored_leaves_the_other_files_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.msgpack"
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    # written escaped, as a session line holding a lone surrogate is
+    session_file(sessions, json.dumps(user("a lone \ud800 surrogate from a host")).encode() + b"\n")
+    session_file(sessions, line(user("plain words")))
+    odd = tmp_path / os.fsdecode(b"caf\xe9")  # not UTF-8: the path holds a surrogate escape
+    odd.mkdir()
+    header = json.dumps(dict(new_header(str(odd))))
+    (odd / "s.jsonl").write_bytes(header.encode() + b"\n" + line(user("in an odd folder")))
+    assert listed(sessions, cache) == expected(sessions)
+    assert listed(odd, cache) == expected(odd)
+    stored = cache.read_bytes()
+    assert b"plain words" in stored
+    assert b"lone" not in stored and b"odd folder" not in stored
+    assert listed(sessions, cache) == expected(sessions)  # and again, from what was kept

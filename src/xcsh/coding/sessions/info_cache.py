@@ -228,4 +228,22 @@ class InfoCache:
             return
         self._changed = False
         with contextlib.suppress(msgspec.EncodeError, ValueError, TypeError, OverflowError):
-            write_atomically(self.path, msgspec.msgpack.encode(_Stored(FORMAT, files)))
+            write_atomically(self.path, _encode(files))
+
+
+def _encode(files: dict[str, _Kept]) -> bytes:
+    """The stored form of ``files``; an entry that cannot be stored is left out, not the rest."""
+    try:
+        return msgspec.msgpack.encode(_Stored(FORMAT, files))
+    except UnicodeEncodeError:
+        # a lone surrogate (in a host's first message, or a folder name that is not UTF-8,
+        # kept as surrogate escapes) has no UTF-8 form: that file is counted afresh each time
+        return msgspec.msgpack.encode(_Stored(FORMAT, {k: v for k, v in files.items() if _storable(k, v)}))
+
+
+def _storable(key: str, kept: _Kept) -> bool:
+    try:
+        msgspec.msgpack.encode((key, kept))
+    except UnicodeEncodeError:
+        return False
+    return True
