@@ -150,6 +150,12 @@ def test_savings_since_count_only_results_pruned_after_the_reply_was_created() -
     messages = [user("go"), after, before, reply, later]
     assert savings_since(messages, reply) == pruning_saving(30_000)
     assert savings_since([user("go"), result("x", 50_000), reply], reply) == 0
+    # the reply last (after a run): the same sums, from the context's facts
+    odd = {**result("d", 5_000), "prunedAt": 2_000}  # pruned, but its content is no notice
+    assert savings_since([user("go"), after, before, odd, reply], reply) == pruning_saving(30_000)
+    assert savings_since([user("go"), after, later, reply], reply) == pruning_saving(30_000) + pruning_saving(
+        10_000
+    )
 
 
 # ---------------------------------------------------------------------------- the session file

@@ -168,6 +168,11 @@ class Compactor:
             self._controller = None
         if controller.signal.aborted or session.store is not store:
             raise CompactionCancelledError()
+        # a rewrite still running (pruning just before) ends first, off the loop; if it failed,
+        # the compaction fails with its error as the append would (the store latched it)
+        await asyncio.to_thread(store.flush)
+        if session.store is not store:
+            raise CompactionCancelledError()
         store.append_compaction(
             result["summary"],
             result["firstKeptEntryId"],

@@ -23,6 +23,7 @@ from typing import Any
 
 from xcsh.agent.types import AgentMessage, ToolResultMessage
 from xcsh.coding.compaction.facts import (
+    context_facts,
     notice_saving,
     prunable_savings,
     pruned_notice,
@@ -120,6 +121,9 @@ def savings_since(messages: Sequence[Mapping[str, Any]], message: Mapping[str, A
     created = int(message.get("timestamp") or 0)
     if not pruned_since(messages, created):
         return 0
+    if messages and messages[-1] is message:  # after a run: every fact is of a message before it
+        facts = context_facts(messages, frozenset())  # kept by the check above
+        return sum(saving for kind, at, saving in facts if kind == "pruned" and at >= created)
     saved = 0
     for other in messages:
         if other is message:
@@ -131,20 +135,14 @@ def savings_since(messages: Sequence[Mapping[str, Any]], message: Mapping[str, A
     return saved
 
 
-def _backing_entries(
-    store: SessionStore,
-) -> tuple[dict[int, SessionEntry], dict[tuple[Any, Any], SessionEntry]]:
-    """The current branch's message entries by message identity, and tool results by call id + time."""
-    by_identity: dict[int, SessionEntry] = {}
+def _by_call(store: SessionStore) -> dict[tuple[Any, Any], SessionEntry]:
+    """The current branch's tool-result entries by tool call id + time."""
     by_call: dict[tuple[Any, Any], SessionEntry] = {}
     for entry in store.branch_path(store.leaf_id):
         message = entry.get("message") if entry.get("type") == "message" else None
-        if not isinstance(message, dict):
-            continue
-        by_identity[id(message)] = entry
-        if _is_tool_result(message):
+        if isinstance(message, dict) and _is_tool_result(message):
             by_call[(message.get("toolCallId"), message.get("timestamp"))] = entry
-    return by_identity, by_call
+    return by_call
 
 
 def apply_pruning(
@@ -162,7 +160,7 @@ def apply_pruning(
     if not plan.outputs:
         return
     stamp = int(time.time() * 1000) if pruned_at is None else pruned_at
-    by_identity, by_call = _backing_entries(store)
+    by_call: dict[tuple[Any, Any], SessionEntry] | None = None  # walked only for a message not found
     replacements: dict[str, SessionEntry] = {}
     for output in plan.outputs:
         old = messages[output.index]
@@ -170,7 +168,10 @@ def apply_pruning(
             continue
         new = pruned_message(old, output.tokens, stamp)
         messages[output.index] = new
-        entry = by_identity.get(id(old)) or by_call.get((old.get("toolCallId"), old.get("timestamp")))
+        entry = store.entry_of_message(old)
+        if entry is None:
+            by_call = _by_call(store) if by_call is None else by_call
+            entry = by_call.get((old.get("toolCallId"), old.get("timestamp")))
         if entry is None:
             logger.debug("pruned tool result %s has no session entry", old.get("toolCallId"))
             continue

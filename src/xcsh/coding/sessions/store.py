@@ -91,6 +91,8 @@ class SessionStore(EntryAppends):
         self._header = header
         self._entries: list[SessionEntry] = []
         self._by_id: dict[str, SessionEntry] = {}
+        self._positions: dict[str, int] = {}  # entry id → index in _entries (the last one with it)
+        self._by_message: dict[int, SessionEntry] = {}  # id() of a message entry's message → entry
         self._labels: dict[str, str] = {}
         self._leaf_id: str | None = None
         self._has_message = False
@@ -281,6 +283,12 @@ class SessionStore(EntryAppends):
     def get_entry(self, entry_id: str) -> SessionEntry | None:
         return self._by_id.get(entry_id)
 
+    def entry_of_message(self, message: object) -> SessionEntry | None:
+        """The ``message`` entry holding this very message object (the live context shares its
+        message dicts with the entries), or None."""
+        entry = self._by_message.get(id(message))
+        return entry if entry is not None and entry.get("message") is message else None
+
     def get_label(self, entry_id: str) -> str | None:
         return self._labels.get(entry_id)
 
@@ -341,17 +349,21 @@ class SessionStore(EntryAppends):
         self._leaf_id = entry_id
 
     def _index(self, entry: SessionEntry) -> None:
+        self._positions[entry["id"]] = len(self._entries)
         self._entries.append(entry)
         self._by_id[entry["id"]] = entry
         self._leaf_id = entry["id"]
         kind = entry.get("type")
-        if kind == "label":
+        if kind == "message":
+            self._by_message[id(entry.get("message"))] = entry
+            self._has_message = True
+        elif kind == "label":
             label = entry.get("label")
             if label:
                 self._labels[entry.get("targetId", "")] = label
             else:
                 self._labels.pop(entry.get("targetId", ""), None)
-        elif kind in ("message", "custom_message"):
+        elif kind == "custom_message":
             self._has_message = True
 
     def _append(self, entry: SessionEntry) -> SessionEntry:
@@ -406,15 +418,19 @@ class SessionStore(EntryAppends):
         updated in memory. Raises :class:`SessionWriteError` when an earlier write failed
         (memory is updated either way).
         """
-        if replacements:
-            positions = {e["id"]: i for i, e in enumerate(self._entries)}
-            for entry_id, new_entry in replacements.items():
-                if entry_id not in positions:
-                    raise SessionError(f"Entry {entry_id} not found")
-                if new_entry.get("id") != entry_id:
-                    raise ValueError("a replacement entry must keep its id")
-                self._entries[positions[entry_id]] = new_entry
-                self._by_id[entry_id] = new_entry
+        for entry_id, new_entry in (replacements or {}).items():
+            if entry_id not in self._positions:
+                raise SessionError(f"Entry {entry_id} not found")
+            if new_entry.get("id") != entry_id:
+                raise ValueError("a replacement entry must keep its id")
+            position = self._positions[entry_id]
+            old = self._entries[position]
+            if old.get("type") == "message" and self._by_message.get(id(old.get("message"))) is old:
+                del self._by_message[id(old.get("message"))]
+            if new_entry.get("type") == "message":
+                self._by_message[id(new_entry.get("message"))] = new_entry
+            self._entries[position] = new_entry
+            self._by_id[entry_id] = new_entry
         if self._file is not None and not self._closed:
             self._file.request_rewrite(self._header, self._entries)
 
