@@ -238,7 +238,7 @@ async def test_a_reader_that_lags_leaves_the_rest_in_the_kernel_and_gets_every_b
         assert protocol.read_paused and not done.is_set()
         received = bytearray()
         while chunk := await stream.read(65536, timeout=5):
-            assert protocol.buffered <= netstream.HIGH_WATER + 256 * 1024
+            assert protocol.buffered <= 2 * 256 * 1024  # at most two socket reads (asyncio's size)
             received += chunk
         await stream.aclose()
     assert bytes(received) == payload and done.is_set()

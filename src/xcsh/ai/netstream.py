@@ -19,8 +19,10 @@ It answers as the default backend did, so every failure reads the same above it:
   head and body leave together (:class:`AsyncioStream`). The exceptions' texts are the default backend's (empty for timeouts
   and lost connections, ``All connection attempts failed`` for a refused connection).
 - The peer's end of stream leaves the connection half-open, as before (a server may answer
-  after closing its side); reading is paused while more than :data:`HIGH_WATER` bytes wait to
-  be read, so a slow reader leaves the rest in the kernel as before.
+  after closing its side). Bytes that arrive while no read waits pause reading until a read
+  finds nothing left, so a busy or slow reader leaves the rest in the kernel, as before, and
+  gets it in one piece (a long stream is not read one small chunk per loop turn); a read
+  returns what is waiting, joined, up to ``max_bytes``.
 - ``is_readable`` (the pool's check that an idle connection is still usable) is true when
   bytes or the end are waiting here, or the socket itself is readable.
 
@@ -48,7 +50,6 @@ import httpcore2
 if TYPE_CHECKING:
     import httpx2
 
-HIGH_WATER = 256 * 1024  # bytes waiting to be read before the socket is left to buffer the rest
 HOLD_MAX = 16 * 1024  # a write shorter than this waits for the next write or read (see AsyncioStream)
 _CONNECT_FAILED = "All connection attempts failed"  # the default backend's text
 _HAPPY_EYEBALLS_DELAY = 0.25  # as the default backend (RFC 8305's recommended delay)
@@ -77,10 +78,13 @@ class _Protocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
         self.buffered += len(data)
-        if self.buffered > HIGH_WATER and not self.read_paused and self.transport is not None:
+        if self.reader is not None:
+            _wake(self.reader)
+        elif not self.read_paused and self.transport is not None:
+            # nobody is reading (the consumer is busy): what follows gathers in the kernel and
+            # arrives in one piece at the next read, as with the default backend
             self.read_paused = True
             self.transport.pause_reading()
-        _wake(self.reader)
 
     def eof_received(self) -> bool:
         self.at_eof = True
@@ -149,6 +153,9 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
             self._send_held()
         protocol = self._protocol
         if not protocol.chunks and not protocol.at_eof and not protocol.lost:
+            if protocol.read_paused:
+                protocol.read_paused = False
+                self._transport.resume_reading()
             waiter = protocol.reader = asyncio.get_running_loop().create_future()
             try:
                 await _wait(waiter, timeout)
@@ -156,15 +163,21 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
                 raise httpcore2.ReadTimeout(exc) from exc
             finally:
                 protocol.reader = None
-        if protocol.chunks:
-            chunk = protocol.chunks.popleft()
+        chunks = protocol.chunks
+        if chunks:
+            chunk = chunks.popleft()
             if len(chunk) > max_bytes:
-                protocol.chunks.appendleft(chunk[max_bytes:])
+                chunks.appendleft(chunk[max_bytes:])
                 chunk = chunk[:max_bytes]
+            elif chunks and len(chunk) + len(chunks[0]) <= max_bytes:
+                # several arrivals waiting: one read of all that fit, as one socket read would give
+                parts = [chunk]
+                size = len(chunk)
+                while chunks and size + len(chunks[0]) <= max_bytes:
+                    size += len(chunks[0])
+                    parts.append(chunks.popleft())
+                chunk = b"".join(parts)
             protocol.buffered -= len(chunk)
-            if protocol.read_paused and protocol.buffered <= HIGH_WATER // 4:
-                protocol.read_paused = False
-                self._transport.resume_reading()
             return chunk
         if protocol.error is not None:  # lost with an error (reset …); a clean end reads as b""
             raise httpcore2.ReadError("") from protocol.error

@@ -54,7 +54,7 @@ def _warm_transport(vendor: Vendor, url: str) -> None:
         event = parser.line(line)
         if event is not None:
             transport.decode_json(event[1])
-    importlib.import_module("anyio._backends._asyncio")  # the network backend of the first connection
+    importlib.import_module("anyio._backends._asyncio")  # httpcore2's pool locks; https connections
     importlib.import_module("h11")
 
 
