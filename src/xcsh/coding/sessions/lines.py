@@ -26,6 +26,7 @@ Lines are copied with ``copy_file_range`` where the kernel offers it, else read 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -39,7 +40,7 @@ from xcsh.coding.sessions.entries import (
     serialize_entry,
 )
 
-_TRANSIENT_MARKS = tuple(f'"{key}":'.encode() for key in sorted(TRANSIENT_KEYS))
+_TRANSIENT_KEY = re.compile(b"|".join(re.escape(f'"{key}":'.encode()) for key in sorted(TRANSIENT_KEYS)))
 _encode = msgspec.json.Encoder().encode
 _COPY_CHUNK = 1 << 24  # bytes per copy_file_range / read
 
@@ -65,7 +66,7 @@ def _untouched(line: bytes, blobs: BlobStore | None) -> bool:
     """
     if len(line) > MAX_PERSIST_CHARS and len(line.decode("utf-8")) > MAX_PERSIST_CHARS:
         return False
-    if any(mark in line for mark in _TRANSIENT_MARKS):
+    if _TRANSIENT_KEY.search(line) is not None:
         return False
     return blobs is None or (b'"type":"image"' not in line and b'"image_url":' not in line)
 
