@@ -23,7 +23,8 @@ BOUND_S = 30  # every wait is bounded; a rewrite that ran on the caller's thread
 
 
 class HeldOpen(dict[str, Any]):
-    """A mapping whose encoding signals ``entered``, then waits for ``release`` (bounded)."""
+    """A mapping whose first encoding signals ``entered``, then waits for ``release`` (bounded);
+    later encodings (the test's own, a whole write) go through at once."""
 
     def __init__(self, entered: threading.Event, release: threading.Event, **values: Any) -> None:
         super().__init__(**values)
@@ -31,8 +32,9 @@ class HeldOpen(dict[str, Any]):
         self.release = release
 
     def items(self) -> Any:
-        self.entered.set()
-        self.release.wait(BOUND_S)
+        if not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(BOUND_S)
         return super().items()
 
 
@@ -138,5 +140,30 @@ def test_a_rewrite_that_fails_in_the_background_leaves_the_old_file_and_is_raise
     with pytest.raises(SessionWriteError):
         store.append_message(user("refused"))
     assert path.read_bytes() == before  # the old file, complete
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
+    store.close()
+
+
+def test_a_whole_write_during_a_rewrite_makes_that_rewrite_stale_and_it_is_dropped(tmp_path: Path) -> None:
+    """The file vanishes while a rewrite runs: the next append writes it whole again (everything
+    in memory), and the rewrite, started from the older state, must not be renamed over it."""
+    first = stored(tmp_path)
+    path = first.path
+    assert path is not None
+    first.close()
+    store = SessionStore.open(path, cwd_for_new=tmp_path)  # nothing appended yet: no open descriptor
+    entered, release = threading.Event(), threading.Event()
+    target = next(e for e in store.entries if e["type"] == "custom")
+    try:
+        store.rewrite_entries({target["id"]: {**target, "data": HeldOpen(entered, release, held=True)}})
+        assert entered.wait(BOUND_S)
+        path.unlink()
+        later = store.append_message(user("after the file vanished"))  # writes the whole file
+        written = path.read_bytes()
+        assert written.endswith(line_of(store, later)) and b'"held":true' in written
+    finally:
+        release.set()
+    store.flush()
+    assert path.read_bytes() == written == full_encoding(store)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
     store.close()
