@@ -34,12 +34,20 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "scripts"))
+from fuzz_checks import event_problems, request_problems  # noqa: E402
+from fuzz_races import State, framing, mid_run, pick  # noqa: E402
+
 from conftest import Workspace, expected_answers  # noqa: E402
 from xcsh.rpc.schema import FrameChecker  # noqa: E402
 from xcsh.testing import script as s  # noqa: E402
 from xcsh.testing.fake_llm import FakeLLM  # noqa: E402
 
 FIXES = os.environ.get("FIXES") == "1"
+ROUND2 = os.environ.get("ROUND", "2") != "1"
+ABRUPT = float(os.environ.get("ABRUPT", "0.3"))  # share of runs whose stdin ends mid-run
+RACES = float(os.environ.get("RACES", "0.35"))  # share of round-2 steps (races, dialogs, framing...)
+DIALOGS = ("select", "confirm", "input", "editor")
 PY = sys.executable
 
 
@@ -63,6 +71,7 @@ class Proc:
         self.paused.set()
         self.on_frame: list[Any] = []
         self.sent: list[bytes] = []
+        self.types: dict[str, str] = {}  # id -> type of each command sent with a string id
         threading.Thread(target=self._out, daemon=True).start()
         threading.Thread(target=self._err, daemon=True).start()
 
@@ -112,6 +121,16 @@ class Proc:
 
     def send(self, data: bytes) -> None:
         self.sent.append(data[:300])
+        for line in data.split(b"\n"):
+            if b'"id"' in line and len(line) < (1 << 16):
+                try:
+                    frame = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(frame, dict) and isinstance(frame.get("id"), str):
+                    kind = str(frame.get("type"))
+                    if self.types.setdefault(frame["id"], kind) != kind:
+                        self.types[frame["id"]] = ""  # one id sent with several types: not checked
         self.p.stdin.write(data)
         self.p.stdin.flush()
 
@@ -128,7 +147,29 @@ class Proc:
                 self.cond.wait(min(left, 1))
 
 
+def odd_reply(rng: random.Random) -> Any:
+    """Round 2: replies that end oddly (length, an unknown finish reason, a stream held forever)."""
+    k = rng.randrange(7)
+    if k >= 5:  # host tools, several at once
+        calls = [
+            (f"call_{rng.randrange(10**9)}", "echo_host", {"message": "m"}) for _ in range(rng.randint(1, 3))
+        ]
+        return s.tool_calls(*calls)
+    if k == 0:
+        return s.text("truncated", stop="length")
+    if k == 1:
+        return s.text("filtered", stop=rng.choice(["content_filter", "refusal", "weird_reason"]))
+    if k == 2:
+        return s.Reply(text=["forever"], hold_forever=True)
+    if k == 3:
+        args = json.dumps({"command": "echo " + "z" * rng.randint(10, 4000)})
+        return s.Reply(tool_calls=[s.ToolCallSpec(f"call_{rng.randrange(10**9)}", "bash", args, 7)])
+    return s.Reply(text=[], stop="stop")
+
+
 def random_reply(rng: random.Random, gates: list[s.Gate], host_tool: bool) -> Any:
+    if ROUND2 and rng.random() < 0.12:
+        return odd_reply(rng)
     k = rng.random()
     if k < 0.35:
         words = rng.choice(["hi", "ok " * rng.randint(1, 50), "\u2028x\u0000y", "é" * 600, "\ud7ff"])
@@ -218,7 +259,9 @@ def junk_line(rng: random.Random) -> bytes:
     return '{"type":"set_session_name","name":"\u202e\U0001f600\ufeff"}'.encode()
 
 
-def command(rng: random.Random, n: int, sessions: list[str], entry_ids: list[str]) -> dict[str, Any]:
+def command(
+    rng: random.Random, n: int, sessions: list[str], entry_ids: list[str], kind: str | None = None
+) -> dict[str, Any]:
     cid = f"c{n}"
     kinds = [
         ("prompt", 10),
@@ -259,7 +302,7 @@ def command(rng: random.Random, n: int, sessions: list[str], entry_ids: list[str
         ("get_available_models", 1),
     ]
     names = [k for k, w in kinds for _ in range(w)]
-    t = rng.choice(names)
+    t = kind or rng.choice(names)
     f: dict[str, Any] = {"id": cid, "type": t}
     msg = rng.choice(["hello", "x" * 3000, "\u2028", "emoji \U0001f600", "/help", "!echo hi"])
     if t in ("prompt", "steer", "follow_up", "abort_and_prompt"):
@@ -336,16 +379,21 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
     ws.config("retry:\n  baseDelayMs: 5\n  maxDelayMs: 20\ncompaction:\n  enabled: true\n")
     for _ in range(4000):
         fake.script(random_reply(rng, gates, True))
-    proc = Proc(ws, ["--model", "fake/fake-model"] + (["--protocol-fixes"] if FIXES else []))
+    ext = ["-e", str(REPO / "scripts" / "fuzz_ext.py")] if ROUND2 else []
+    proc = Proc(ws, ["--model", "fake/fake-model", *ext] + (["--protocol-fixes"] if FIXES else []))
+    st = State(root, sessions=[], entry_ids=[])
     stats: dict[str, int] = {}
     problems: list[str] = []
-    host_calls: list[str] = []
-    sessions: list[str] = []
-    entry_ids: list[str] = []
+    host_calls = st.host_calls
+
+    sessions = st.sessions
+    entry_ids = st.entry_ids
 
     def on_frame(frame: dict[str, Any]) -> None:
         if frame.get("type") == "host_tool_call":
             host_calls.append(frame["id"])
+        if frame.get("type") == "extension_ui_request" and frame.get("method") in DIALOGS:
+            st.ui_requests.append((frame["id"], frame["method"]))
         if (
             frame.get("type") == "response"
             and frame.get("command") == "get_branch_messages"
@@ -393,7 +441,20 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
     t0 = time.monotonic()
     for step in range(steps):
         r = rng.random()
-        if r < 0.55:
+        if ROUND2 and rng.random() < RACES:
+            st.n = n
+            gen = pick(rng)
+            burst = gen(rng, st, command) if gen.__name__ == "mid_run" else gen(rng, st)
+            n = st.n
+            stats[gen.__name__] = stats.get(gen.__name__, 0) + 1
+            if gen is framing:
+                junk_expected += sum(expected_answers(line) for line in burst.data.split(b"\n")[:-1])
+            else:
+                expected_ids.update(burst.ids)
+                junk_expected += burst.anonymous
+            if burst.data:
+                proc.send(burst.data)
+        elif r < 0.55:
             n += 1
             f = command(rng, n, sessions, entry_ids)
             stats[f["type"]] = stats.get(f["type"], 0) + 1
@@ -496,38 +557,56 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
         if proc.p.poll() is not None:
             problems.append(f"step {step}: process exited {proc.p.returncode}")
             break
-    # final: release everything, abort, wait idle, final get_state
-    for g in gates:
-        g.release()
-    proc.send(b'{"id":"final-abort","type":"abort"}\n')
-    expected_ids.add("final-abort")
-    got = proc.wait_for(lambda fr: fr.get("id") == "final-abort" and fr.get("type") == "response", timeout=60)
-    proc.send(b'{"id":"final","type":"get_state"}\n')
-    expected_ids.add("final")
-    for _ in range(30):
-        got = proc.wait_for(lambda fr: fr.get("id") == "final" and fr.get("type") == "response", timeout=2)
-        if got is not None:
-            break
+    abrupt = ROUND2 and rng.random() < ABRUPT
+    if abrupt:
+        # stdin ends in the middle of things: runs streaming, commands in flight; the process
+        # exits 0 at once and leaves every session file whole (rpc-protocol §2.5)
+        st.n = n
+        proc.send(mid_run(rng, st, command).data)
+        stats["abrupt_eof"] = 1
+    else:
+        # final: release everything, abort, wait idle, final get_state
         for g in gates:
             g.release()
-    if got is None:
-        problems.append("final get_state unanswered")
-    # let queued work drain
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        n += 1
-        proc.send(enc({"id": f"idle{n}", "type": "get_state"}) + b"\n")
-        expected_ids.add(f"idle{n}")
-        st = proc.wait_for(
-            lambda fr, i=f"idle{n}": fr.get("id") == i and fr.get("type") == "response", timeout=30
+        proc.send(b'{"id":"final-abort","type":"abort"}\n')
+        expected_ids.add("final-abort")
+        got = proc.wait_for(
+            lambda fr: fr.get("id") == "final-abort" and fr.get("type") == "response", timeout=60
         )
-        if st is None or not st["data"]["isStreaming"]:
-            break
-        for g in gates:
-            g.release()
-        proc.send(b'{"type":"abort"}\n')
-        junk_expected += 1
-        time.sleep(0.2)
+        proc.send(b'{"id":"final","type":"get_state"}\n')
+        expected_ids.add("final")
+        for _ in range(30):
+            got = proc.wait_for(
+                lambda fr: fr.get("id") == "final" and fr.get("type") == "response", timeout=2
+            )
+            if got is not None:
+                break
+            for g in gates:
+                g.release()
+        if got is None:
+            problems.append("final get_state unanswered")
+        # let queued work drain
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            n += 1
+            proc.send(enc({"id": f"idle{n}", "type": "get_state"}) + b"\n")
+            expected_ids.add(f"idle{n}")
+            idle = proc.wait_for(
+                lambda fr, i=f"idle{n}": fr.get("id") == i and fr.get("type") == "response", timeout=30
+            )
+            if idle is None or not idle["data"]["isStreaming"]:
+                break
+            for g in gates:
+                g.release()
+            proc.send(b'{"type":"abort"}\n')
+            junk_expected += 1
+            time.sleep(0.2)
+    eof_id = None
+    if ROUND2 and not abrupt and rng.random() < 0.5:
+        # a last line without its newline right before EOF is still handled (rpc-protocol §1)
+        eof_id = "eof-partial"
+        proc.send(b'{"id":"eof-partial","type":"get_state"}')
+        expected_ids.add(eof_id)
     proc.p.stdin.close()
     try:
         code = proc.p.wait(60)
@@ -577,14 +656,34 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
         and "already processing" in f.get("error", "")
     )
     unanswered = [i for i in expected_ids if i not in by_id]
-    if FIXES and unanswered:
+    if FIXES and unanswered and not abrupt:
         problems.append(f"{len(unanswered)} ids unanswered: {sorted(unanswered)[:10]}")
     want = len(expected_ids) + junk_expected + late
-    if len(responses) != want:
+    if len(responses) != want and not abrupt:
         problems.append(
             f"responses {len(responses)} != expected {want} (ids {len(expected_ids)}, junk {junk_expected}, late {late}, unanswered {sorted(unanswered)[:10]})"
         )
     problems.extend(proc.bad[:20])
+    wrong = [
+        (f["id"], proc.types[f["id"]], f.get("command"))
+        for f in responses
+        if isinstance(f.get("id"), str)
+        and proc.types.get(f["id"])
+        and f.get("command") != proc.types[f["id"]]
+        and not (f.get("command") == "parse" and f.get("success") is False)
+    ]
+    if wrong:
+        problems.append(f"responses naming another command than the one sent: {wrong[:5]}")
+    if ROUND2:
+        problems.extend(
+            [p for p in event_problems(proc.frames) if not (abrupt and p.startswith("at exit"))][:10]
+        )
+        bad_requests = [
+            f"request {i} ({r.wire}): {p}"
+            for i, r in enumerate(fake.requests)
+            for p in request_problems(r.wire, r.json)
+        ]
+        problems.extend(bad_requests[:10])
     err = proc.stderr.decode("utf-8", "replace")
     if "Traceback" in err:
         problems.append("traceback in stderr: " + err[err.index("Traceback") :][:3000])
@@ -597,10 +696,15 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
         for i, line in enumerate(path.read_bytes().split(b"\n")):
             if not line:
                 continue
+            if line in st.planted:
+                continue  # the fuzzer's own torn tail / garbage line (the process may keep it)
             try:
                 e = json.loads(line)
             except Exception as exc:
                 problems.append(f"{path.name}:{i} unparseable: {exc} {line[:100]!r}")
+                continue
+            if not isinstance(e, dict):
+                problems.append(f"{path.name}:{i} not an object: {line[:100]!r}")
                 continue
             if i == 0:
                 if e.get("type") != "session":
@@ -612,7 +716,8 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
             if e.get("id") in ids:
                 problems.append(f"{path.name}:{i} duplicate id")
             ids.add(e.get("id"))
-        if not path.read_bytes().endswith(b"\n") and path.stat().st_size:
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n") and data.rsplit(b"\n", 1)[-1] not in st.planted:
             problems.append(f"{path.name}: no final newline")
     with open(root / "frames.jsonl", "w") as out:
         for fr in proc.frames:
