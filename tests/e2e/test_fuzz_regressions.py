@@ -7,6 +7,7 @@ them to be read in one loop turn (the server then handles them without a turn in
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conftest import BASE_ARGS, Workspace, user_texts
@@ -157,3 +158,79 @@ async def test_malformed_blocks_of_a_host_tool_result_become_text_and_the_sessio
     ]
     assert [a["stopReason"] for a in answers] == ["toolUse", "stop", "stop"]
     assert len(fake_llm.requests) == 3
+
+
+def _entry(entry_id: str, parent: str | None, message: object) -> str:
+    return json.dumps(
+        {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2026-07-02T18:38:57.000Z",
+            "message": message,
+        }
+    )
+
+
+# messages written by another program (or edited by hand) that the agent cannot use
+UNUSABLE_MESSAGES: dict[str, object] = {
+    "not an object": 5,
+    "assistant without a timestamp": {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "ls"}}],
+        "stopReason": "toolUse",
+    },
+    "user content that is a number": {"role": "user", "content": 5},
+    "tool call without an id": {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "name": "bash", "arguments": {}}],
+        "stopReason": "toolUse",
+        "timestamp": 1,
+    },
+}
+
+
+async def test_a_session_file_with_messages_the_agent_cannot_use_is_switched_to_and_keeps_working(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # each unusable message, the last entry of its file, made the switch fail (after adopting the
+    # file: 'int' object has no attribute 'get') or every later prompt of the session fail in
+    # the agent loop (KeyError 'timestamp', 'id'; TypeError); it is skipped like
+    # an unparseable line (session-format §2: readers are lenient) and the rest is kept
+    header = json.dumps(
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-07-02T18:38:56.123Z", "cwd": "/"}
+    )
+    answer = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "first answer"}],
+        "stopReason": "stop",
+        "timestamp": 1,
+    }
+    paths = []
+    for n, message in enumerate(UNUSABLE_MESSAGES.values()):
+        path = workspace.sess / f"foreign-{n}.jsonl"
+        lines = [
+            header,
+            _entry("a", None, {"role": "user", "content": "first question", "timestamp": 1}),
+            _entry("b", "a", answer),
+            _entry("c", "b", message),
+        ]
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(path)
+        fake_llm.script(script.text(f"answer {n}"))
+    async with RpcClient.spawn(
+        args=BASE_ARGS[:-1], cwd=workspace.proj, env=workspace.env, timeout=30
+    ) as client:
+        for n, (name, path) in enumerate(zip(UNUSABLE_MESSAGES, paths, strict=True)):
+            switched = await client.request(
+                {"id": f"s{n}", "type": "switch_session", "sessionPath": str(path)}
+            )
+            assert switched["success"], (name, switched)
+            start = client.mark()
+            await client.request({"type": "prompt", "message": f"question {n}"}, timeout=30)
+            end = await client.wait_for_type("agent_end", since=start, timeout=30)
+            final = end["messages"][-1]
+            assert final["role"] == "assistant" and final["content"] == [
+                {"type": "text", "text": f"answer {n}"}
+            ], name
+            assert "first question" in json.dumps(fake_llm.requests[-1].json), name
