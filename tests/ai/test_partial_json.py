@@ -65,3 +65,14 @@ def test_a_prefix_that_cannot_be_completed_gives_an_empty_object() -> None:
     assert parse_partial_json("[1, 2") == {}
     assert parse_partial_json("  ") == {}
     assert parse_partial_json('{"a": "raw\tcontrol"}') == {}  # not JSON, as before
+
+
+def test_arguments_nested_deeper_than_the_parsers_follow_read_as_an_empty_object() -> None:
+    # before: RecursionError from the fallback parser, inside the provider's stream
+    deep = '{"command":"ls","x":' + '{"a":' * 1_500 + "1" + "}" * 1_500 + "}"
+    assert parse_partial_json(deep) == {}
+    assert parse_partial_json(deep[:-700]) == {}
+    parser = PartialJsonObject()
+    for i in range(0, len(deep), 500):  # streamed: each prefix parses or reads as {}, never raises
+        assert isinstance(parser.feed(deep[i : i + 500]), dict)
+    assert parser.value == {}

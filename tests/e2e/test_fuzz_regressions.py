@@ -234,3 +234,29 @@ async def test_a_session_file_with_messages_the_agent_cannot_use_is_switched_to_
                 {"type": "text", "text": f"answer {n}"}
             ], name
             assert "first question" in json.dumps(fake_llm.requests[-1].json), name
+
+
+async def test_tool_call_arguments_nested_deeper_than_the_parser_follows_end_the_run_with_a_tool_error(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # the partial-JSON parser raised RecursionError inside the provider, and again in the
+    # builder's failure path: the assistant message never ended and the run hung until an abort
+    depth = 1_500
+    arguments = '{"command":"ls","x":' + '{"a":' * depth + "1" + "}" * depth + "}"
+    fake_llm.script(
+        script.Reply(tool_calls=[script.ToolCallSpec("call_deep", "bash", arguments, 500)]),
+        script.text("after the tool"),
+        script.text("next answer"),
+    )
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
+        start = client.mark()
+        await client.request({"type": "prompt", "message": "go"}, timeout=30)
+        end = await client.wait_for_type("agent_end", since=start, timeout=30)
+        second = client.mark()
+        await client.request({"type": "prompt", "message": "again"}, timeout=30)
+        again = await client.wait_for_type("agent_end", since=second, timeout=30)
+    call, result, answer = end["messages"][-3:]
+    assert call["role"] == "assistant" and call["content"][0]["arguments"] == {}
+    assert result["role"] == "toolResult" and result["isError"] is True
+    assert answer["content"] == [{"type": "text", "text": "after the tool"}]
+    assert again["messages"][-1]["content"] == [{"type": "text", "text": "next answer"}]

@@ -356,4 +356,6 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
         from xcsh.ai.partial_json import parse_partial_json
 
         return parse_partial_json(raw)
+    except RecursionError:
+        return {}  # nested deeper than the parser follows: arguments no tool can take
     return value if isinstance(value, dict) else {}

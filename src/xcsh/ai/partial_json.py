@@ -61,17 +61,25 @@ def _close(text: str) -> str:
 
 
 def _parse_by_closing(text: str) -> Any:
-    """The slow, forgiving path: close open strings and containers, drop a dangling token."""
+    """The slow, forgiving path: close open strings and containers, drop a dangling token.
+
+    Nesting deeper than the parsers follow (jiter ~1,000 levels, ``json`` the recursion
+    limit) gives ``{}``: arguments no tool can take, never an exception in the stream.
+    """
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        return {}
     candidate = text.rstrip()
     for _ in range(8):
         try:
             return json.loads(_close(candidate))
         except json.JSONDecodeError:
             pass
+        except RecursionError:
+            return {}
         # drop the trailing incomplete token (a dangling comma, colon, key or literal)
         cut = max(candidate.rfind(","), candidate.rfind(":"), candidate.rfind("{"), candidate.rfind("["))
         if cut <= 0:
