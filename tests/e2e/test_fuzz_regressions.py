@@ -232,7 +232,7 @@ async def test_a_session_file_with_messages_the_agent_cannot_use_is_switched_to_
             final = end["messages"][-1]
             assert final["role"] == "assistant" and final["content"] == [
                 {"type": "text", "text": f"answer {n}"}
-            ], name
+            ], (name, final.get("errorMessage"))
             assert "first question" in json.dumps(fake_llm.requests[-1].json), name
 
 

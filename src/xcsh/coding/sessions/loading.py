@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 
@@ -22,6 +22,7 @@ from xcsh.coding.sessions.entries import (
     parse_line,
 )
 from xcsh.coding.sessions.fileio import ParsedFile
+from xcsh.coding.sessions.lenient import usable_entry
 from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata
 
 logger = logging.getLogger(__name__)
@@ -78,68 +79,13 @@ class LoadedSession(msgspec.Struct, kw_only=True):
         return self.parsed.good_end != self.parsed.size or self.parsed.needs_newline
 
 
-def usable_entry(obj: dict[str, Any]) -> bool:
-    """False for a ``message`` or ``custom_message`` entry whose content the agent cannot use.
-
-    Lines written by another program (or edited by hand) may hold a message without the
-    fields the agent reads: a ``message`` that is not an object with a string ``role``, user
-    content that is neither a string nor a list of typed blocks, an assistant message
-    without a block list, a ``stopReason`` or a ``timestamp``, a tool call without a string
-    ``id``/``name`` and object ``arguments``, a tool result without ``toolCallId``/``toolName``.
-    Kept, such an entry would fail every later request of the session; other entry types and
-    other roles are read field by field with defaults.
-    """
-    kind = obj.get("type")
-    if kind == "custom_message":
-        return _blocks(obj.get("content"), text=True)
-    if kind != "message":
-        return True
-    message = obj.get("message")
-    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-        return False
-    role = message["role"]
-    if role == "user":
-        return _blocks(message.get("content"), text=True)
-    if role == "assistant":
-        return (
-            _blocks(message.get("content"), text=False)
-            and isinstance(message.get("stopReason"), str)
-            and isinstance(message.get("timestamp"), (int, float))
-        )
-    if role == "toolResult":
-        return (
-            isinstance(message.get("toolCallId"), str)
-            and isinstance(message.get("toolName"), str)
-            and _blocks(message.get("content"), text=False)
-        )
-    return True
-
-
-def _blocks(content: object, *, text: bool) -> bool:
-    """``content`` is a list of typed blocks (or a string, when ``text``); tool calls complete."""
-    if isinstance(content, str):
-        return text
-    if not isinstance(content, list):
-        return False
-    for block in content:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return False
-        if block["type"] == "toolCall" and not (
-            isinstance(block.get("id"), str)
-            and isinstance(block.get("name"), str)
-            and isinstance(block.get("arguments"), dict)
-        ):
-            return False
-    return True
-
-
 def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | None:
     """Read ``path``; None when it is missing or empty.
 
     Raises :class:`NotASessionError` when it has content but no valid header.
 
     Unparseable lines, stray headers, id-less lines and messages the agent cannot use
-    (:func:`usable_entry`) are skipped; blob references
+    (:func:`~xcsh.coding.sessions.lenient.usable_entry`) are skipped; blob references
     are resolved when ``blobs`` is given. Raises ``OSError`` when the file cannot be read.
     """
     try:
