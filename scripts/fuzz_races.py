@@ -110,7 +110,11 @@ def _extra(rng: random.Random, frame: dict[str, Any]) -> None:
 def mid_run(rng: random.Random, st: State, command: Command) -> Burst:
     """A prompt, then 1-6 commands that change the run it starts, all read in one loop turn."""
     burst = Burst()
-    _add(burst, {"id": st.next_id(), "type": "prompt", "message": rng.choice(["go", "run bash", "x" * 200])})
+    cid = st.next_id()
+    _add(
+        burst,
+        {"id": cid, "type": "prompt", "message": rng.choice(["go", "run bash", "x" * 200]) + f" #{cid}#"},
+    )
     for _ in range(rng.randint(1, 6)):
         kind = rng.choice(MID_RUN)
         st.n += 1
@@ -265,7 +269,8 @@ def framing(rng: random.Random, st: State) -> Burst:
 
 
 def torn_session(rng: random.Random, st: State) -> Burst:
-    """Copy a known session file with a torn tail or a garbage middle line, then switch to it."""
+    """Copy a known session file with a torn tail, a garbage middle line or an unusable message
+    as its leaf, then switch to it (and prompt)."""
     burst = Burst()
     sources = [p for p in st.sessions if Path(p).exists() and Path(p).stat().st_size > 0]
     if not sources:
@@ -278,11 +283,37 @@ def torn_session(rng: random.Random, st: State) -> Burst:
         tail = lines[-1][: max(1, len(lines[-1]) // 2)]
         st.planted.append(tail)
         target.write_bytes(b"\n".join(lines[:-1]) + b"\n" + tail)
-    else:
+    elif rng.random() < 0.5:
         junk = rng.choice([b"{not json", b"\xff\xfe", b'{"type":"message"', b"[]"])
         st.planted.append(junk)
         lines.insert(rng.randrange(1, len(lines)), junk)
         target.write_bytes(b"\n".join(lines) + b"\n")
+    else:  # a message entry the agent cannot use, as the leaf (a foreign or hand-edited file)
+        try:
+            parent = json.loads(lines[-1]).get("id")
+        except (ValueError, AttributeError):
+            parent = None
+        message = rng.choice(
+            [
+                5,
+                {"role": "user", "content": 5},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "toolCall", "name": "bash"}],
+                    "stopReason": "toolUse",
+                },
+                {"role": "assistant", "content": "text", "stopReason": "stop", "timestamp": 1},
+                {"role": "toolResult"},
+            ]
+        )
+        entry = {
+            "type": "message",
+            "id": f"foreign{st.n}",
+            "parentId": parent,
+            "timestamp": "x",
+            "message": message,
+        }
+        target.write_bytes(b"\n".join([*lines, _enc(entry)]) + b"\n")
     _add(burst, {"id": st.next_id(), "type": "switch_session", "sessionPath": str(target)})
     if rng.random() < 0.7:
         _add(burst, {"id": st.next_id(), "type": "prompt", "message": "after torn"})

@@ -72,6 +72,8 @@ class Proc:
         self.on_frame: list[Any] = []
         self.sent: list[bytes] = []
         self.types: dict[str, str] = {}  # id -> type of each command sent with a string id
+        self.order: list[str] = []  # string ids in the order sent
+        self.marked: set[str] = set()  # ids of prompts whose message carries "#<id>#"
         threading.Thread(target=self._out, daemon=True).start()
         threading.Thread(target=self._err, daemon=True).start()
 
@@ -129,10 +131,17 @@ class Proc:
                     continue
                 if isinstance(frame, dict) and isinstance(frame.get("id"), str):
                     kind = str(frame.get("type"))
+                    self.order.append(frame["id"])
+                    if f"#{frame['id']}#" in str(frame.get("message")):
+                        self.marked.add(frame["id"])
                     if self.types.setdefault(frame["id"], kind) != kind:
                         self.types[frame["id"]] = ""  # one id sent with several types: not checked
         self.p.stdin.write(data)
         self.p.stdin.flush()
+
+    def after(self, cid: str, k: int) -> list[str]:
+        i = self.order.index(cid)
+        return self.order[i + 1 : i + 1 + k]
 
     def wait_for(self, pred: Any, since: int = 0, timeout: float = 60) -> dict[str, Any] | None:
         deadline = time.monotonic() + timeout
@@ -148,8 +157,13 @@ class Proc:
 
 
 def odd_reply(rng: random.Random) -> Any:
-    """Round 2: replies that end oddly (length, an unknown finish reason, a stream held forever)."""
-    k = rng.randrange(7)
+    """Round 2: replies that end oddly (length, an unknown finish reason, a stream held forever,
+    7-character argument fragments, host-tool calls, arguments nested 900-3,000 levels deep)."""
+    k = rng.randrange(8)
+    if k == 7:  # arguments nested deeper than the JSON parsers follow
+        depth = rng.choice([900, 1100, 3000])
+        args = '{"command":"ls","x":' + '{"a":' * depth + "1" + "}" * depth + "}"
+        return s.Reply(tool_calls=[s.ToolCallSpec(f"call_{rng.randrange(10**9)}", "bash", args, 500)])
     if k >= 5:  # host tools, several at once
         calls = [
             (f"call_{rng.randrange(10**9)}", "echo_host", {"message": "m"}) for _ in range(rng.randint(1, 3))
@@ -306,7 +320,7 @@ def command(
     f: dict[str, Any] = {"id": cid, "type": t}
     msg = rng.choice(["hello", "x" * 3000, "\u2028", "emoji \U0001f600", "/help", "!echo hi"])
     if t in ("prompt", "steer", "follow_up", "abort_and_prompt"):
-        f["message"] = msg
+        f["message"] = msg if msg[:1] in "/!" else f"{msg} #{cid}#"  # findable in the session
         if t == "prompt" and rng.random() < 0.5:
             f["streamingBehavior"] = rng.choice(["steer", "followUp"])
     elif t == "switch_session":
@@ -355,6 +369,35 @@ def command(
     elif t == "list_sessions":
         f["scope"] = rng.choice(["cwd", "all"])
     return f
+
+
+QUEUE_CLEARING = {"new_session", "switch_session", "branch", "clear_queue", "abort", "abort_and_prompt"}
+
+
+def lost_prompts(proc: Proc, responses: list[dict[str, Any]], root: Path, fake: FakeLLM) -> list[str]:
+    """Accepted prompts whose words reached neither a session file nor the model."""
+    kept = b"".join(p.read_bytes() for p in root.rglob("*.jsonl") if p.name != "frames.jsonl")
+    kept += b"".join(r.body for r in fake.requests)
+    lost = []
+    failed_late = {
+        f.get("id") for f in responses if f.get("success") is False and isinstance(f.get("id"), str)
+    }
+    for f in responses:
+        cid = f.get("id")
+        if (
+            f.get("command") in ("prompt", "abort_and_prompt")
+            and f.get("success")
+            and isinstance(cid, str)
+            and cid in proc.marked
+            and cid not in failed_late  # the host heard of it: "already processing" after the accept
+            and f"#{cid}#".encode() not in kept
+        ):
+            later = {proc.types.get(i) for i in proc.after(cid, len(proc.order))}
+            if later & QUEUE_CLEARING:
+                continue  # it may have been queued (a follow-up of a continuation), then cleared
+            after = [proc.types.get(i) for i in proc.after(cid, 6)]
+            lost.append(f"accepted prompt {cid} lost (next commands: {after})")
+    return lost
 
 
 def enc(f: dict[str, Any]) -> bytes:
@@ -664,6 +707,8 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
             f"responses {len(responses)} != expected {want} (ids {len(expected_ids)}, junk {junk_expected}, late {late}, unanswered {sorted(unanswered)[:10]})"
         )
     problems.extend(proc.bad[:20])
+    if ROUND2:
+        problems.extend(lost_prompts(proc, responses, root, fake)[:5])
     wrong = [
         (f["id"], proc.types[f["id"]], f.get("command"))
         for f in responses
