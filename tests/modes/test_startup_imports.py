@@ -69,6 +69,13 @@ LAZY = (
     "xcsh.coding.tools.python",
     "xcsh.coding.tools.kernel",
     "xcsh.coding.subagents.child",  # the task tool's runner
+    # the handlers of session, operation and host commands: with their first command
+    "xcsh.modes.rpc.commands_session",
+    "xcsh.modes.rpc.commands_ops",
+    "xcsh.modes.rpc.commands_hosts",
+    "xcsh.modes.rpc.frame_check",  # the outbound-checking debug switch, when its variable is set
+    "xcsh.coding.trust",  # the trust decision: only for a project with code or protected settings
+    "xcsh.coding.ttsr.rules",  # rule parsing: only for a rule file that exists
 )
 # Must be imported, or the parse below found nothing and the check above proves nothing.
 NEEDED = ("xcsh.modes.rpc.server", "xcsh.coding.session", "asyncio", "msgspec")
@@ -104,13 +111,13 @@ def _spawn(
 ) -> tuple[dict[str, Any], set[str]]:
     """The first ``get_state`` answer of one ``xcsh --mode rpc`` in ``project`` and what it imported."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS}
+    env.pop("XCSH_RPC_CHECK_FRAMES", None)  # the suite's outbound check (on in CI) loads the schema validator
     env.update(extra_env or {})
     src = str(Path(__file__).resolve().parents[2] / "src")
     env.update(
         PI_CODING_AGENT_DIR=str(agent),
         XCSH_DISABLED_PROVIDERS="local",
         XCSH_WARM="0",
-        XCSH_RPC_CHECK_FRAMES="0",  # the suite's outbound check (on in CI) loads the schema validator
         PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""),
     )
     done = subprocess.run(

@@ -165,8 +165,15 @@ def _create_session(options: StartupOptions) -> AgentSession:
 def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
     """Whether the project's own code may run; when not, its protected settings are dropped
     and one stderr line says what was skipped (:mod:`xcsh.coding.trust`)."""
-    from xcsh.coding import trust
     from xcsh.coding.extensions.loader import project_extensions
+
+    try:
+        extensions = [] if options.no_extensions else project_extensions(options.cwd)
+    except OSError as exc:  # as when trust.decide's caller evaluated it
+        raise StartupError(f"Could not record trust in {options.agent_dir}: {exc}") from exc
+    if not extensions and not settings.has_project_settings():
+        return True  # no project code to decide on: trusted, as trust.decide answers (it is not loaded)
+    from xcsh.coding import trust
 
     keys = settings.project_keys(trust.PROTECTED_SETTINGS)
     configured = settings.get_user(trust.PROJECTS_SETTING) or []
@@ -178,7 +185,7 @@ def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
             grant=options.trust,
             trusted_dirs=trusted_dirs,
             project_setting_keys=keys,
-            project_extensions=[] if options.no_extensions else project_extensions(options.cwd),
+            project_extensions=extensions,
         )
     except OSError as exc:
         raise StartupError(f"Could not record trust in {options.agent_dir}: {exc}") from exc

@@ -258,6 +258,10 @@ class Settings:
         value = self.get_user(key, default)
         return value if isinstance(value, bool) else default
 
+    def has_project_settings(self) -> bool:
+        """Whether the project file sets anything at all."""
+        return bool(self._project)
+
     def project_keys(self, prefixes: tuple[str, ...]) -> list[str]:
         """Dotted keys the project file sets at or under any of ``prefixes``."""
         return [

@@ -293,12 +293,16 @@ def rule_files(
 
 
 def rule_file(provider: str, name: str, path: Path, level: Level, rule_name: str) -> dict[str, Any] | None:
-    """One rule file as a wire ``Rule``, or None when unreadable."""
-    from xcsh.coding.ttsr.rules import build_rule
+    """One rule file as a wire ``Rule``, or None when unreadable.
 
+    The rule code (:mod:`xcsh.coding.ttsr.rules`) is imported only for a file that exists:
+    providers ask for fixed paths (Windsurf's global rules) that most machines do not have.
+    """
     text = read_text(path)
     if text is None:
         return None
+    from xcsh.coding.ttsr.rules import build_rule
+
     where = source(provider, name, path, level)
     built = build_rule(rule_name, text, Path(where.path), where.wire())  # type: ignore[arg-type]
     return dict(built)

@@ -47,11 +47,14 @@ async def serve(
     message_updates: MessageUpdates = "full",
 ) -> None:
     """Serve ``session`` on stdio until stdin reaches EOF."""
-    from xcsh.modes.rpc.frame_check import frame_check_from_env
+    check = None
+    if os.environ.get("XCSH_RPC_CHECK_FRAMES"):  # the debug switch's module only when it may be on
+        from xcsh.modes.rpc.frame_check import frame_check_from_env
 
+        check = frame_check_from_env(os.environ)
     loop = asyncio.get_running_loop()
     reader = StdinReader(loop)
-    writer = FrameWriter(frame_fd, check=frame_check_from_env(os.environ), stdin=reader, loop=loop)
+    writer = FrameWriter(frame_fd, check=check, stdin=reader, loop=loop)
     server = build_server(session, writer, protocol_fixes=protocol_fixes, message_updates=message_updates)
     try:
         await server.serve(reader)
