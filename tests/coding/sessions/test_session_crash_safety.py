@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from xcsh.coding.sessions import writer as writer_module
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore
 
@@ -213,14 +212,11 @@ def test_an_appended_entry_is_in_the_file_at_once_and_the_fsync_thread_ends_at_c
     assert len(assert_valid_jsonl(store.path)) == 22  # header + 21 entries
 
 
-def test_appends_while_the_fsync_thread_gathers_are_written_at_once_and_close_ends_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_appends_while_the_fsync_thread_gathers_are_written_at_once_and_close_ends_it(tmp_path: Path) -> None:
     """The fsync thread waits to gather entries; every line is still in the file when append returns,
     and closing the store fsyncs at once and ends the thread without waiting out the gathering."""
-    monkeypatch.setattr(writer_module, "SYNC_GATHER_S", 3600.0)
     before = set(threading.enumerate())
-    store = SessionStore.create(tmp_path / "s", tmp_path)
+    store = SessionStore.create(tmp_path / "s", tmp_path, sync_gather_s=3600.0)
     store.append_message(user("first"))
     assert store.path is not None
     for i in range(5):

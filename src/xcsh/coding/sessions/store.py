@@ -50,7 +50,7 @@ from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.fileio import repair_tail
 from xcsh.coding.sessions.lines import LineTable
 from xcsh.coding.sessions.lock import SessionFileLock
-from xcsh.coding.sessions.writer import SessionFileWriter
+from xcsh.coding.sessions.writer import SYNC_GATHER_S, SessionFileWriter
 from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
 
 logger = logging.getLogger(__name__)
@@ -87,6 +87,7 @@ class SessionStore(EntryAppends):
         lock: SessionFileLock | None = None,
         lines: LineTable | None = None,
         size: int = 0,
+        sync_gather_s: float = SYNC_GATHER_S,
     ) -> None:
         self._header = header
         self._entries: list[SessionEntry] = []
@@ -101,7 +102,15 @@ class SessionStore(EntryAppends):
         self._session_dir = session_dir
         self._blobs = blobs
         self._file = (
-            SessionFileWriter(path, blobs=blobs, flushed=flushed, lock=lock, lines=lines, size=size)
+            SessionFileWriter(
+                path,
+                blobs=blobs,
+                flushed=flushed,
+                lock=lock,
+                lines=lines,
+                size=size,
+                sync_gather_s=sync_gather_s,
+            )
             if path is not None
             else None
         )
@@ -117,8 +126,10 @@ class SessionStore(EntryAppends):
         *,
         parent_session: str | None = None,
         blob_dir: Path | None = None,
+        sync_gather_s: float = SYNC_GATHER_S,
     ) -> SessionStore:
-        """A new session whose file ``<session_dir>/<timestamp>_<id>.jsonl`` is written lazily."""
+        """A new session whose file ``<session_dir>/<timestamp>_<id>.jsonl`` is written lazily
+        (``sync_gather_s``: how long its fsync thread gathers appends, see the writer)."""
         header = new_header(str(cwd), parent_session=parent_session)
         return cls(
             header=header,
@@ -127,6 +138,7 @@ class SessionStore(EntryAppends):
             session_dir=Path(session_dir),
             blobs=BlobStore(blob_dir) if blob_dir is not None else None,
             flushed=False,
+            sync_gather_s=sync_gather_s,
         )
 
     @classmethod

@@ -87,9 +87,12 @@ class SessionFileWriter:
         lock: SessionFileLock | None = None,
         lines: LineTable | None = None,
         size: int = 0,
+        sync_gather_s: float = SYNC_GATHER_S,
     ) -> None:
-        """``lines`` and ``size``: where the entries of the existing file at ``path`` are, and its size."""
+        """``lines`` and ``size``: where the entries of the existing file at ``path`` are, and its size;
+        ``sync_gather_s``: how long the fsync thread gathers appends before it fsyncs."""
         self._path = path
+        self._sync_gather_s = sync_gather_s
         self._lines = lines if lines is not None else LineTable()
         self._size = size  # of the file self._lines describes, as far as this writer wrote or read it
         self._blobs = blobs
@@ -199,7 +202,7 @@ class SessionFileWriter:
                     if self._syncer is None:  # closed
                         return
                     self._unsynced.wait()
-            self._closing.wait(SYNC_GATHER_S)  # later appends find _dirty set and do not wake us
+            self._closing.wait(self._sync_gather_s)  # later appends find _dirty set and do not wake us
             with self._unsynced:
                 self._dirty = False
             self.sync()
