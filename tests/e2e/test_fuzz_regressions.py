@@ -260,3 +260,26 @@ async def test_tool_call_arguments_nested_deeper_than_the_parser_follows_end_the
     assert result["role"] == "toolResult" and result["isError"] is True
     assert answer["content"] == [{"type": "text", "text": "after the tool"}]
     assert again["messages"][-1]["content"] == [{"type": "text", "text": "next answer"}]
+
+
+async def test_a_host_tool_schema_whose_properties_or_required_have_the_wrong_type_is_refused(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # accepted before, it failed every later prompt of the session ("'int' object is not a
+    # mapping" while building the request's tool definitions)
+    fake_llm.script(script.text("still answering"))
+    bad = [
+        {"type": "object", "properties": 5},
+        {"type": "object", "properties": {}, "required": 5},
+    ]
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
+        for n, schema in enumerate(bad):
+            tool = {**ECHO_HOST, "parameters": schema}
+            answer = await client.request({"id": f"h{n}", "type": "set_host_tools", "tools": [tool]})
+            assert answer["success"] is False and "echo_host" in answer["error"], answer
+        start = client.mark()
+        await client.request({"type": "prompt", "message": "go"}, timeout=30)
+        end = await client.wait_for_type("agent_end", since=start, timeout=30)
+        state = await client.get_state()
+    assert end["messages"][-1]["content"] == [{"type": "text", "text": "still answering"}]
+    assert state["dumpTools"] == []
