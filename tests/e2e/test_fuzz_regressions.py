@@ -283,3 +283,25 @@ async def test_a_host_tool_schema_whose_properties_or_required_have_the_wrong_ty
         state = await client.get_state()
     assert end["messages"][-1]["content"] == [{"type": "text", "text": "still answering"}]
     assert state["dumpTools"] == []
+
+
+async def test_a_host_tool_whose_schema_cannot_be_applied_answers_the_call_with_a_tool_error(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # the argument validation raised (jsonschema UnknownType): the run ended in an error instead
+    # of a tool result the model could read
+    fake_llm.script(
+        script.tool_calls(("call_1", "echo_host", {"message": "hi"})),
+        script.text("read the tool error"),
+    )
+    tool = {**ECHO_HOST, "parameters": {"type": "banana"}}
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
+        await client.request({"type": "set_host_tools", "tools": [tool]}, timeout=30)
+        start = client.mark()
+        await client.request({"type": "prompt", "message": "go"}, timeout=30)
+        end = await client.wait_for_type("agent_end", since=start, timeout=30)
+    call, result, answer = end["messages"][-3:]
+    assert call["stopReason"] == "toolUse"
+    assert result["role"] == "toolResult" and result["isError"] is True
+    assert "parameter schema cannot be used" in result["content"][0]["text"]
+    assert answer["content"] == [{"type": "text", "text": "read the tool error"}]

@@ -66,7 +66,8 @@ def _missing_name(error: Any, pending: dict[int, Iterator[str]]) -> str | None:
 
 
 def validate_arguments(tool_name: str, args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Return the prepared arguments, or raise :class:`ArgumentValidationError`."""
+    """Return the prepared arguments, or raise :class:`ArgumentValidationError` (also when the
+    schema cannot be applied: a tool error for the model, never a failed run)."""
     from jsonschema import Draft202012Validator
 
     prepared = prepare_arguments(args, schema)
@@ -75,7 +76,13 @@ def validate_arguments(tool_name: str, args: dict[str, Any], schema: dict[str, A
     if validator is None:
         validator = Draft202012Validator(schema)
         _validators[key] = validator
-    errors = sorted(validator.iter_errors(prepared), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(validator.iter_errors(prepared), key=lambda e: list(e.absolute_path))
+    except Exception as exc:  # the schema itself: an unknown type, a bad pattern, a $ref to nowhere
+        raise ArgumentValidationError(
+            f'Validation failed for tool "{tool_name}": its parameter schema cannot be used '
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from exc
     if not errors:
         return prepared
     lines = []
