@@ -1,8 +1,10 @@
 """xcsh: a coding agent driven over a JSON-lines RPC protocol."""
 
-from typing import TYPE_CHECKING
-
 from xcsh.version import __version__
+
+# not ``typing.TYPE_CHECKING``: ``python -m xcsh`` imports this package before the RPC mode
+# pauses the garbage collector (xcsh.cli.entry), and ``typing`` is better imported after that
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from xcsh.api import Session, open_session

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from xcsh.ai.thinking import next_level, resolve_level
-from xcsh.coding.auth import resolve_config_key
+from xcsh.coding.auth import looks_like_env_name, resolve_config_key
 from xcsh.coding.models import (
     ModelRegistry,
     ModelResolutionError,
@@ -345,6 +348,35 @@ def test_config_key_resolution_rules() -> None:
     assert resolve_config_key("MY_KEY", {"MY_KEY": "v"}) == "v"
     assert resolve_config_key("MY_KEY", {}) is None
     assert resolve_config_key("lowercase_name", {}) == "lowercase_name"
+
+
+_ENV_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+")
+
+
+@given(st.text(alphabet="AZaz09_ \n-É", max_size=12))
+def test_the_env_name_check_agrees_with_its_regular_expression(value: str) -> None:
+    assert looks_like_env_name(value) == bool(_ENV_NAME_PATTERN.fullmatch(value))
+
+
+def test_the_env_name_check_on_edge_cases() -> None:
+    cases = [
+        "A_B",
+        "FOO_API_KEY",
+        "K2_V3",
+        "A",
+        "A_",
+        "_A",
+        "A__B",
+        "a_B",
+        "A_b",
+        "A_B\n",
+        "2A_B",
+        "",
+        "_",
+        "É_A",
+    ]
+    for value in cases:
+        assert looks_like_env_name(value) == bool(_ENV_NAME_PATTERN.fullmatch(value)), value
 
 
 def test_google_models_become_available_with_either_google_variable(tmp_path: Path) -> None:

@@ -11,14 +11,25 @@ Order (first hit wins):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from xcsh.ai.catalog import env_api_key
 
-# A value shaped like an environment variable name (FOO_API_KEY) is never sent as a
-# literal key: when the variable is unset the provider simply has no key.
-_ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+$")
+_CAPITALS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CAPITALS_AND_DIGITS = _CAPITALS | frozenset("0123456789")
+
+
+def looks_like_env_name(value: str) -> bool:
+    """Whether ``value`` is shaped like an environment variable name such as ``FOO_API_KEY``:
+    two or more words joined by ``_``, each an ASCII capital followed by capitals and digits
+    (the pattern ``[A-Z][A-Z0-9]*(_[A-Z][A-Z0-9]*)+``, checked without compiling a regular
+    expression at every start). Such a value is never sent as a literal key: when the variable
+    is unset the provider simply has no key.
+    """
+    parts = value.split("_")
+    return len(parts) > 1 and all(
+        part[:1] in _CAPITALS and all(char in _CAPITALS_AND_DIGITS for char in part) for part in parts
+    )
 
 
 def resolve_config_key(value: str, env: Mapping[str, str]) -> str | None:
@@ -30,7 +41,7 @@ def resolve_config_key(value: str, env: Mapping[str, str]) -> str | None:
     from_env = env.get(value)
     if from_env:
         return from_env
-    if _ENV_NAME_RE.fullmatch(value):
+    if looks_like_env_name(value):
         return None
     return value
 
@@ -53,9 +64,7 @@ class ApiKeys:
 
     def config_env_names(self) -> set[str]:
         """Environment variables ``models.yml`` names as an ``apiKey`` (credentials we read)."""
-        return {
-            value for value in self._config.values() if value in self._env or _ENV_NAME_RE.fullmatch(value)
-        }
+        return {value for value in self._config.values() if value in self._env or looks_like_env_name(value)}
 
     def get(self, provider: str) -> str | None:
         """The key for ``provider``, or None when no source has one."""

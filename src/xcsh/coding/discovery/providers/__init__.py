@@ -1,20 +1,23 @@
-"""One module per configuration source; :data:`PROVIDERS` lists them in registration order."""
+"""One class per configuration source (xcsh's own, the cross-agent folders and plugins in a module each,
+the other coding tools' in :mod:`.tools`); :data:`PROVIDERS` lists them in registration order."""
 
 from __future__ import annotations
 
 from xcsh.coding.discovery.providers.agents import AgentsProvider
 from xcsh.coding.discovery.providers.base import Provider
-from xcsh.coding.discovery.providers.claude import ClaudeProvider
-from xcsh.coding.discovery.providers.cline import ClineProvider
-from xcsh.coding.discovery.providers.codex import CodexProvider
-from xcsh.coding.discovery.providers.cursor import CursorProvider
-from xcsh.coding.discovery.providers.gemini import GeminiProvider
-from xcsh.coding.discovery.providers.github import GithubProvider
 from xcsh.coding.discovery.providers.native import NativeProvider
-from xcsh.coding.discovery.providers.opencode import OpenCodeProvider
 from xcsh.coding.discovery.providers.plugins import PluginsProvider
 from xcsh.coding.discovery.providers.standalone import StandaloneProvider
-from xcsh.coding.discovery.providers.windsurf import WindsurfProvider
+from xcsh.coding.discovery.providers.tools import (
+    ClaudeProvider,
+    ClineProvider,
+    CodexProvider,
+    CursorProvider,
+    GeminiProvider,
+    GithubProvider,
+    OpenCodeProvider,
+    WindsurfProvider,
+)
 
 # Registration order settles ties between equal priorities (as in the reference).
 PROVIDERS: tuple[Provider, ...] = (
