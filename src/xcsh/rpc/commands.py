@@ -287,7 +287,12 @@ class GetLastAssistantTextCommand(TypedDict):
 
 
 class SetSessionNameCommand(TypedDict):
-    """Name the session (control characters become spaces; blank is refused)."""
+    """Name the session (control characters become spaces; blank is refused).
+
+    The answer does not wait for the session file: its header is rewritten in the background
+    (every later answer already shows the new name; the file has it once the rewrite ends, at
+    the latest when the session is closed).
+    """
 
     type: Literal["set_session_name"]
     id: NotRequired[Id]
