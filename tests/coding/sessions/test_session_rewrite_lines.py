@@ -15,7 +15,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from xcsh.coding.sessions.branching import branch_to_new_file
+from xcsh.coding.sessions.branching import branch_to_new_file, fork_to
 from xcsh.coding.sessions.entries import MAX_PERSIST_CHARS, parse_line, serialize_entry
 from xcsh.coding.sessions.fileio import ParsedFile
 from xcsh.coding.sessions.store import SessionStore
@@ -163,6 +163,18 @@ def test_a_branch_copies_its_lines_and_equals_a_full_encoding(tmp_path: Path) ->
         assert [e["id"] for e in branched.entries if e["type"] != "label"] == kept
         branched.close()
         path = branched.path
+
+
+def test_a_fork_copies_its_lines_and_equals_a_full_encoding(tmp_path: Path) -> None:
+    store = awkward_store(tmp_path)
+    store.close()
+    assert store.path is not None
+    source = SessionStore.open(store.path, cwd_for_new=tmp_path, blob_dir=tmp_path / "blobs")
+    forked = fork_to(source, tmp_path / "forks")
+    source.close()
+    assert on_disk(forked) == full_encoding(forked)
+    assert [e["id"] for e in forked.entries] == [e["id"] for e in source.entries]
+    forked.close()
 
 
 def test_a_file_replaced_behind_the_store_is_encoded_again(tmp_path: Path) -> None:

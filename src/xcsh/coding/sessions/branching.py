@@ -7,7 +7,6 @@ this module (no import cycle): callers use these functions directly.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 from xcsh.coding.sessions.entries import SessionEntry, SessionError, generate_entry_id, iso_now, new_header
@@ -100,7 +99,9 @@ def fork_to(store: SessionStore, session_dir: Path, *, cwd: Path | None = None) 
     """Copy every entry of ``store`` into a new session file in ``session_dir``, written at once (``--fork``).
 
     The new header keeps the store's title and records the store's **id** as
-    ``parentSession``; ``cwd`` defaults to the store's. ``store`` stays open.
+    ``parentSession``; ``cwd`` defaults to the store's. ``store`` stays open; the new store
+    holds the same entry objects (stored entries are never changed in place), whose lines are
+    copied from ``store``'s file.
     """
     header = new_header(str(cwd) if cwd is not None else store.cwd, parent_session=store.session_id)
     source = store.header
@@ -109,5 +110,5 @@ def fork_to(store: SessionStore, session_dir: Path, *, cwd: Path | None = None) 
     if "titleSource" in source:
         header["titleSource"] = source["titleSource"]
     return type(store).from_entries(
-        header, copy.deepcopy(store.entries), session_dir=Path(session_dir), blobs=store.blobs
+        header, store.entries, session_dir=Path(session_dir), blobs=store.blobs, lines_from=store
     )
