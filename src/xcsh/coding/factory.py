@@ -32,7 +32,6 @@ from xcsh.coding.paths import home_dir, sessions_root
 from xcsh.coding.project_context import ProjectContext, load_project_context, skill_selection
 from xcsh.coding.session import AgentSession
 from xcsh.coding.session_state import SessionConfig
-from xcsh.coding.sessions.branching import fork_to
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionStore
@@ -242,6 +241,8 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
                 cwd_for_new=options.cwd,
                 blob_dir=blob_dir,
             )
+            from xcsh.coding.sessions.branching import fork_to  # --fork only
+
             forked = fork_to(source, directory)
             source.close()
             return forked, True

@@ -33,7 +33,6 @@ from xcsh.ai.types import ImageContent, Model, ThinkingLevel, ToolCall
 from xcsh.coding import auto_settings
 from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.errors import CommandError
-from xcsh.coding.events import SessionEvent
 from xcsh.coding.hooks import FeatureState, SessionHooks, SlashCommand
 from xcsh.coding.messages import convert_to_llm
 from xcsh.coding.model_choice import ModelCycle
@@ -51,6 +50,7 @@ from xcsh.coding.settings import Settings
 
 if TYPE_CHECKING:
     from xcsh.coding.commands import CommandRegistry
+    from xcsh.coding.events import SessionEvent
 
 logger = logging.getLogger(__name__)
 

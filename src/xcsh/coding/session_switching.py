@@ -16,7 +16,6 @@ from xcsh.ai.types import ThinkingLevel
 from xcsh.coding.errors import CommandError
 from xcsh.coding.hooks import SessionHooks
 from xcsh.coding.session_state import SessionConfig
-from xcsh.coding.sessions.branching import branch_to_new_file
 from xcsh.coding.sessions.context import SessionContext, message_text
 from xcsh.coding.sessions.entries import NotASessionError
 from xcsh.coding.sessions.lock import SessionLockedError
@@ -100,6 +99,8 @@ class SessionSwitcher:
         for check in self._hooks.before_branch:
             if await check("branch", entry_id):
                 return text, True
+        from xcsh.coding.sessions.branching import branch_to_new_file  # loaded with the first branch
+
         store = branch_to_new_file(current, entry_id)
         self._drop_hidden()
         self._adopt(store, "branch")

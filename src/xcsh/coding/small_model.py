@@ -40,7 +40,6 @@ from xcsh.coding.recovery import (
     reports_unchanged,
     same_result_note,
 )
-from xcsh.coding.tools.paths import display_path, resolve_path
 
 LIMIT_NOTE = (
     "You have made {n} tool calls for this request, the most allowed. Answer now: say what you "
@@ -109,6 +108,7 @@ def install(session: AgentSession, config: bool) -> None:
             tail.append({"type": "text", "text": REPEATS_NOTE.format(n=times + 1)})
         elif call["name"] == "read" and not is_error and isinstance(call["arguments"].get("path"), str):
             from xcsh.coding.small_guards import test_read_note  # its patterns compile on import
+            from xcsh.coding.tools.paths import display_path, resolve_path
 
             path = resolve_path(session.cwd, call["arguments"]["path"])
             note = test_read_note(
@@ -142,6 +142,8 @@ def install(session: AgentSession, config: bool) -> None:
             raw, content = args.get("path"), args.get("content")
             if not isinstance(raw, str) or not isinstance(content, str):
                 return None
+            from xcsh.coding.tools.paths import display_path, resolve_path  # a small model's first write
+
             path = resolve_path(cwd, raw)
             if not path.is_file():
                 created.add(path)
