@@ -247,3 +247,24 @@ async def frame_containing(stdout: asyncio.StreamReader, wanted: bytes) -> dict[
         if wanted in line:
             frame: dict[str, object] = json.loads(line)
             return frame
+
+
+def json_values(*, allow_nan: bool) -> Any:
+    """A hypothesis strategy of JSON-like values: big integers, floats (NaN and infinities when
+    ``allow_nan``), texts with lone surrogates, nested lists and objects."""
+    from hypothesis import strategies as st
+
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.integers(min_value=-(10**60), max_value=10**60)
+        | st.floats(allow_nan=allow_nan, allow_infinity=allow_nan)
+        | st.text()
+        | st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters())
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+        max_leaves=20,
+    )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from xcsh.coding.sessions.entries import new_header, serialize_entry
 
 Frame = dict[str, Any]
 
@@ -65,3 +71,46 @@ def between(frames: list[Frame], start_type: str, end_type: str) -> list[Frame]:
     start = next(i for i, f in enumerate(frames) if f["type"] == start_type)
     end = next(i for i in range(start, len(frames)) if frames[i]["type"] == end_type)
     return frames[start : end + 1]
+
+
+def write_linear_session(path: Path, cwd: Path, messages: int, text: Callable[[int], str] = str) -> None:
+    """A session file of ``messages`` alternating user/assistant messages on one branch, entry
+    ids ``%08x`` of their index (the leaf is ``f"{messages - 1:08x}"``); ``text(i)`` is message i's text."""
+    lines = [serialize_entry(new_header(str(cwd)))]
+    parent = None
+    for i in range(messages):
+        role = "user" if i % 2 == 0 else "assistant"
+        message: dict[str, Any] = {
+            "role": role,
+            "content": [{"type": "text", "text": text(i)}],
+            "timestamp": i,
+        }
+        if role == "assistant":
+            message.update({"api": "openai-completions", "provider": "fake", "model": "fake-model"})
+            message["stopReason"] = "stop"
+        entry = {
+            "type": "message",
+            "id": f"{i:08x}",
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+        entry["message"] = message
+        lines.append(serialize_entry(entry))
+        parent = entry["id"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+async def spawn_on_session(session: Path, cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """The real ``xcsh --mode rpc`` (fake model, no tools) resuming ``session``, its stdin and
+    stdout piped (lines up to 16 MiB) for tests that read raw frames."""
+    argv = [sys.executable, "-m", "xcsh", "--mode", "rpc", "--model", "fake/fake-model", "--no-tools"]
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        "--session",
+        str(session),
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=1 << 24,
+    )

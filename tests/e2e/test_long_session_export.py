@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 
 from conftest import Workspace
-from xcsh.coding.sessions.entries import new_header, serialize_entry
+from e2e.helpers import spawn_on_session, write_linear_session
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -16,44 +14,13 @@ from xcsh.testing.fake_llm import FakeLLM
 PARAGRAPH = "Some *markdown* with `code`, a [link](https://example.com) and a list:\n\n- one\n- two\n"
 
 
-def _session(path: Path, cwd: Path, messages: int) -> None:
-    lines = [serialize_entry(new_header(str(cwd)))]
-    parent = None
-    for i in range(messages):
-        role = "user" if i % 2 == 0 else "assistant"
-        message = {"role": role, "content": [{"type": "text", "text": f"{i} {PARAGRAPH}"}], "timestamp": i}
-        if role == "assistant":
-            message.update({"api": "openai-completions", "provider": "fake", "model": "fake-model"})
-            message["stopReason"] = "stop"
-        entry = {
-            "type": "message",
-            "id": f"{i:08x}",
-            "parentId": parent,
-            "timestamp": "2026-01-01T00:00:00.000Z",
-        }
-        entry["message"] = message
-        lines.append(serialize_entry(entry))
-        parent = entry["id"]
-    path.write_text("\n".join(lines) + "\n")
-
-
 async def test_a_control_frame_sent_after_a_long_export_is_answered_before_the_export_ends(
     workspace: Workspace,
 ) -> None:
     session = workspace.sess / "long.jsonl"
-    _session(session, workspace.proj, 3000)
+    write_linear_session(session, workspace.proj, 3000, text=lambda i: f"{i} {PARAGRAPH}")
     output = workspace.proj / "out" / "page.html"
-    argv = [sys.executable, "-m", "xcsh", "--mode", "rpc", "--model", "fake/fake-model", "--no-tools"]
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        "--session",
-        str(session),
-        cwd=workspace.proj,
-        env=workspace.env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=1 << 24,
-    )
+    process = await spawn_on_session(session, workspace.proj, workspace.env)
     assert process.stdin is not None and process.stdout is not None
     answered: list[str] = []
     try:

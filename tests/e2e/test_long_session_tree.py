@@ -3,51 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 from conftest import Workspace
-from xcsh.coding.sessions.entries import new_header, serialize_entry
+from e2e.helpers import spawn_on_session, write_linear_session
 from xcsh.rpc.client import RpcClient, _loads
-
-
-def _linear_session(path: Path, cwd: Path, messages: int) -> None:
-    lines = [serialize_entry(new_header(str(cwd)))]
-    parent = None
-    for i in range(messages):
-        role = "user" if i % 2 == 0 else "assistant"
-        message = {"role": role, "content": [{"type": "text", "text": f"m{i}"}], "timestamp": i}
-        if role == "assistant":
-            message.update({"api": "openai-completions", "provider": "fake", "model": "fake-model"})
-            message["stopReason"] = "stop"
-        entry = {
-            "type": "message",
-            "id": f"{i:08x}",
-            "parentId": parent,
-            "timestamp": "2026-01-01T00:00:00.000Z",
-        }
-        entry["message"] = message
-        lines.append(serialize_entry(entry))
-        parent = entry["id"]
-    path.write_text("\n".join(lines) + "\n")
 
 
 async def test_get_tree_of_a_3000_entry_linear_session_is_answered_with_one_node_per_entry(
     workspace: Workspace,
 ) -> None:
     session = workspace.sess / "long.jsonl"
-    _linear_session(session, workspace.proj, 3000)
-    argv = [sys.executable, "-m", "xcsh", "--mode", "rpc", "--model", "fake/fake-model", "--no-tools"]
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        "--session",
-        str(session),
-        cwd=workspace.proj,
-        env=workspace.env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=1 << 24,
-    )
+    write_linear_session(session, workspace.proj, 3000, text=lambda i: f"m{i}")
+    process = await spawn_on_session(session, workspace.proj, workspace.env)
     assert process.stdin is not None and process.stdout is not None
     try:
         process.stdin.write(b'{"id":"t1","type":"get_tree"}\n')
@@ -73,7 +40,7 @@ async def test_the_clients_get_tree_of_a_3000_entry_session_gives_the_whole_tree
     workspace: Workspace,
 ) -> None:
     session = workspace.sess / "long.jsonl"
-    _linear_session(session, workspace.proj, 3000)
+    write_linear_session(session, workspace.proj, 3000, text=lambda i: f"m{i}")
     args = ["--model", "fake/fake-model", "--no-tools", "--session", str(session)]
     client = await RpcClient.start(args=args, cwd=workspace.proj, env=workspace.env, timeout=60)
     try:

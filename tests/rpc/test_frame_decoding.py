@@ -15,22 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import json_values
 from xcsh.rpc.jsonl import decode_frame
 
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(10**60), max_value=10**60)
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text()
-    | st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters())
-)
-values = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    max_leaves=20,
-)
+values = json_values(allow_nan=True)
 
 
 def outcome(decode: Any, text: str) -> tuple[str, Any]:
