@@ -7,7 +7,11 @@ them to be read in one loop turn (the server then handles them without a turn in
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 from conftest import BASE_ARGS, Workspace, user_texts
@@ -305,3 +309,26 @@ async def test_a_host_tool_whose_schema_cannot_be_applied_answers_the_call_with_
     assert result["role"] == "toolResult" and result["isError"] is True
     assert "parameter schema cannot be used" in result["content"][0]["text"]
     assert answer["content"] == [{"type": "text", "text": "read the tool error"}]
+
+
+async def test_switch_session_and_export_html_to_a_pipe_are_refused_and_leave_it_a_pipe(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    # switch_session opened the FIFO to read it and the whole process waited for a writer; an
+    # export (or a new session at a device path) renamed a file over it: as root, over /dev/null
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    try:
+        async with RpcClient.spawn(
+            args=BASE_ARGS[:-1], cwd=workspace.proj, env=workspace.env, timeout=20
+        ) as client:
+            switched = await client.request({"id": "s", "type": "switch_session", "sessionPath": str(fifo)})
+            exported = await client.request({"id": "e", "type": "export_html", "outputPath": str(fifo)})
+            state = await client.get_state()
+    finally:
+        with contextlib.suppress(OSError):  # only a failing run left a reader waiting on it
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert switched["success"] is False and "not a regular file" in switched["error"]
+    assert exported["success"] is False and "not a regular file" in exported["error"]
+    assert state["sessionFile"] != str(fifo)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

@@ -9,7 +9,9 @@ them. Directories are made private only when we create them: an existing directo
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -71,6 +73,22 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def require_regular_or_missing(path: Path) -> None:
+    """Raise ``OSError`` (EINVAL) when ``path`` exists and is not a regular file (or a link to one).
+
+    A path a host names (an export's ``outputPath``, a ``switch_session`` path) may be a device,
+    a FIFO or a socket: renaming a file over ``/dev/null`` replaces the device for the whole
+    machine, and opening a FIFO to read it blocks until a writer comes.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise OSError(errno.EINVAL, f"{kind} (a device, pipe or socket is never read or replaced)", str(path))
+
+
 def write_private_file(path: Path, data: bytes, *, sync_dir: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically (synced temp file + rename), the result mode ``0600``.
 
@@ -100,6 +118,7 @@ def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool
     error raised.
     """
     path = Path(path)
+    require_regular_or_missing(path)
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)

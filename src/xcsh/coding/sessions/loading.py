@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import cast
 
 import msgspec
 
+from xcsh.coding.private_fs import require_regular_or_missing
 from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
 from xcsh.coding.sessions.entries import NotASessionError as NotASessionError  # its old home
 from xcsh.coding.sessions.entries import (
@@ -36,8 +38,14 @@ def check_openable(path: Path) -> None:
     Missing and empty (or whitespace-only) files are openable: they become new sessions.
     Like the reader, blank and unparseable lines are skipped and the first JSON object
     decides; the file is streamed, so refusing a large non-session file stays cheap.
-    Raises ``OSError`` when the file exists but cannot be read.
+    Raises ``OSError`` when the file exists but cannot be read, or is not a regular file.
     """
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        require_regular_or_missing(path)  # a device, FIFO or socket is never opened (a FIFO blocks)
     try:
         handle = path.open("rb")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
