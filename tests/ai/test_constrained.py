@@ -321,3 +321,29 @@ def test_tool_choice_narrows_the_schema_branches(tool_choice: str | None, branch
         b["properties"]["tool"]["const"] if "tool" in b["properties"] else "final" for b in schema["anyOf"]
     ]
     assert names == branches
+
+
+def test_tool_schemas_whose_properties_or_required_have_another_shape_are_described_and_offered() -> None:
+    from xcsh.ai.providers.constrained import required_only, system_prompt
+
+    tools: list[Tool] = [
+        {
+            "name": "a",
+            "description": "d",
+            "parameters": {"type": "object", "properties": 5, "required": ["x"]},
+        },
+        {
+            "name": "b",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {"x": {}}, "required": 5},
+        },
+        {
+            "name": "c",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {"x": {}}, "required": [1]},
+        },
+    ]
+    prompt = system_prompt(tools, None, short=False)
+    assert "- a(): d" in prompt and "- b(x?: any): d" in prompt and "- c(x?: any): d" in prompt
+    assert [required_only(t)["parameters"].get("properties") for t in tools] == [5, {}, {}]
+    assert response_schema(tools)["anyOf"]

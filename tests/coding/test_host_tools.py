@@ -72,18 +72,6 @@ def test_definitions_are_trimmed_labelled_and_hidden_only_when_true() -> None:
             [{"name": "x", "description": "d", "parameters": "{}"}],
             'Host tool "x" must provide a JSON Schema object',
         ),
-        (
-            [{"name": "x", "description": "d", "parameters": {"type": "object", "properties": 5}}],
-            'Host tool "x": "properties" must be an object',
-        ),
-        (
-            [{"name": "x", "description": "d", "parameters": {"type": "object", "required": "a"}}],
-            'Host tool "x": "required" must be an array of strings',
-        ),
-        (
-            [{"name": "x", "description": "d", "parameters": {"type": "object", "required": [1]}}],
-            'Host tool "x": "required" must be an array of strings',
-        ),
     ],
 )
 def test_invalid_definitions_raise_the_protocol_text(tools: list[Any], message: str) -> None:

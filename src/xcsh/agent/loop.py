@@ -79,7 +79,13 @@ class LoopHooks(msgspec.Struct, kw_only=True):
 def llm_tool(tool: AgentTool, intent_tracing: bool) -> Tool:
     """The model-facing definition of ``tool`` (with the intent field when tracing)."""
     params = tool.parameters
-    if intent_tracing and params.get("type") == "object":
+    # a schema whose properties/required have another shape (a host's) goes to the model as given
+    if (
+        intent_tracing
+        and params.get("type") == "object"
+        and isinstance(params.get("properties", {}), dict)
+        and isinstance(params.get("required", []), list)
+    ):
         params = dict(params)
         params["properties"] = {INTENT_FIELD: INTENT_SCHEMA, **(params.get("properties") or {})}
         params["required"] = [INTENT_FIELD, *[r for r in params.get("required") or [] if r != INTENT_FIELD]]

@@ -30,11 +30,11 @@ def _coerce(value: Any, schema: dict[str, Any]) -> Any:
         if ("object" in types or "array" in types) and stripped[:1] in "{[":
             try:
                 return json.loads(stripped)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # stays a string: a type error below
                 return value
     if isinstance(value, (int, float)) and not isinstance(value, bool) and types == ["string"]:
         return str(value)
-    if isinstance(value, dict) and "properties" in schema:
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
         return prepare_arguments(value, schema)
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [_coerce(item, schema["items"]) for item in value]
@@ -42,9 +42,14 @@ def _coerce(value: Any, schema: dict[str, Any]) -> Any:
 
 
 def prepare_arguments(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop null values of optional properties and coerce simple scalar types."""
-    properties: dict[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
+    """Drop null values of optional properties and coerce simple scalar types. Parts of the
+    schema of the wrong shape (``properties`` not an object, ``required`` not a list) are
+    ignored here; the validator reports what they make of the arguments."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        properties = {}
+    listed = schema.get("required")
+    required = {name for name in listed if isinstance(name, str)} if isinstance(listed, list) else set()
     out: dict[str, Any] = {}
     for key, value in args.items():
         if (value is None or value == "null") and key not in required:
@@ -70,14 +75,18 @@ def validate_arguments(tool_name: str, args: dict[str, Any], schema: dict[str, A
     schema cannot be applied: a tool error for the model, never a failed run)."""
     from jsonschema import Draft202012Validator
 
-    prepared = prepare_arguments(args, schema)
-    key = json.dumps(schema, sort_keys=True)
-    validator = _validators.get(key)
-    if validator is None:
-        validator = Draft202012Validator(schema)
-        _validators[key] = validator
     try:
+        prepared = prepare_arguments(args, schema)
+        key = json.dumps(schema, sort_keys=True)
+        validator = _validators.get(key)
+        if validator is None:
+            validator = Draft202012Validator(schema)
+            _validators[key] = validator
         errors = sorted(validator.iter_errors(prepared), key=lambda e: list(e.absolute_path))
+    except RecursionError as exc:  # arguments (or a schema) nested deeper than Python follows
+        raise ArgumentValidationError(
+            f'Validation failed for tool "{tool_name}": its arguments are nested too deeply to check'
+        ) from exc
     except Exception as exc:  # the schema itself: an unknown type, a bad pattern, a $ref to nowhere
         raise ArgumentValidationError(
             f'Validation failed for tool "{tool_name}": its parameter schema cannot be used '

@@ -73,14 +73,6 @@ def normalize_definitions(tools: list[Any]) -> list[HostToolDefinition]:
         parameters = raw.get("parameters")
         if not isinstance(parameters, dict):
             raise HostToolDefinitionError(f'Host tool "{name}" must provide a JSON Schema object')
-        # what every request reads of it: kept, a wrong shape failed each later prompt of the session
-        properties, required = parameters.get("properties"), parameters.get("required")
-        if properties is not None and not isinstance(properties, dict):
-            raise HostToolDefinitionError(f'Host tool "{name}": "properties" must be an object')
-        if required is not None and not (
-            isinstance(required, list) and all(isinstance(item, str) for item in required)
-        ):
-            raise HostToolDefinitionError(f'Host tool "{name}": "required" must be an array of strings')
         label = raw["label"].strip() if isinstance(raw.get("label"), str) else ""
         out.append(
             {

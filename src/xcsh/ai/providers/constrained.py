@@ -136,8 +136,7 @@ def system_prompt(
 def _describe_tools(tools: list[Tool], *, limit: int = 200) -> str:
     lines = []
     for tool in tools:
-        params = tool["parameters"].get("properties", {})
-        required = set(tool["parameters"].get("required", []))
+        params, required = _properties(tool), set(_required(tool))
         args = ", ".join(
             f"{name}{'' if name in required else '?'}: {spec.get('type', 'any') if isinstance(spec, dict) else 'any'}"
             for name, spec in params.items()
@@ -164,11 +163,24 @@ def required_only(tool: Tool) -> Tool:
     hurt (``limit: 1`` on a search, a made-up ``path``); the tools' defaults do better.
     """
     params = tool["parameters"] or {}
-    required = [name for name in params.get("required", []) if name in (params.get("properties") or {})]
-    if params.get("type") != "object" or len(required) == len(params.get("properties") or {}):
+    properties = _properties(tool)
+    required = [name for name in _required(tool) if name in properties]
+    if params.get("type") != "object" or len(required) == len(properties):
         return tool
-    kept = {**params, "properties": {name: params["properties"][name] for name in required}}
+    kept = {**params, "properties": {name: properties[name] for name in required}}
     return {**tool, "parameters": kept}
+
+
+def _properties(tool: Tool) -> dict[str, Any]:
+    """The tool's top-level ``properties`` ({} when the schema has none, or not as an object)."""
+    properties = (tool["parameters"] or {}).get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
+def _required(tool: Tool) -> list[str]:
+    """The names in the tool's ``required`` that are strings ([] when it is not a list)."""
+    required = (tool["parameters"] or {}).get("required")
+    return [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
 
 
 def response_schema(tools: list[Tool], tool_choice: str | None = None) -> dict[str, Any]:
