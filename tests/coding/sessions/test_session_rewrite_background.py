@@ -12,11 +12,11 @@ import os
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from xcsh.coding.sessions.entries import serialize_entry
+from xcsh.coding.sessions.entries import SessionHeader, serialize_entry
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 
 BOUND_S = 30  # every wait is bounded; a rewrite that ran on the caller's thread fails the test
@@ -36,6 +36,20 @@ class HeldOpen(dict[str, Any]):
             self.entered.set()
             self.release.wait(BOUND_S)
         return super().items()
+
+
+class HeldOnceArmed(HeldOpen):
+    """:class:`HeldOpen` that lets every encoding through until :meth:`arm` is called."""
+
+    def __init__(self, entered: threading.Event, release: threading.Event, **values: Any) -> None:
+        super().__init__(entered, release, **values)
+        self.armed = False
+
+    def arm(self) -> None:
+        self.armed = True
+
+    def items(self) -> Any:
+        return super().items() if self.armed else dict.items(self)
 
 
 def user(text: str) -> dict[str, Any]:
@@ -165,5 +179,41 @@ def test_a_whole_write_during_a_rewrite_makes_that_rewrite_stale_and_it_is_dropp
         release.set()
     store.flush()
     assert path.read_bytes() == written == full_encoding(store)
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
+    store.close()
+
+
+def test_a_rewrite_made_stale_before_it_reads_where_the_lines_are_is_dropped_and_latches_no_error(
+    tmp_path: Path,
+) -> None:
+    """The rewrite is held in its header's encoding — before it reads the table of where each
+    line is. The file vanishes and the next append writes it whole, with a new table. The rewrite
+    must copy with the table of the file it opened (not the new one, whose offsets do not fit that
+    file), and then, stale, be dropped: the session stays writable."""
+    draft = SessionStore.in_memory(tmp_path / "proj")
+    for i in range(8):
+        draft.append_message(user(f"question {i} " + "x" * 100))
+    entered, release = threading.Event(), threading.Event()
+    hold = HeldOnceArmed(entered, release, held=True)
+    header = cast(SessionHeader, {**draft.header, "hold": hold})
+    store = SessionStore.from_entries(
+        header, list(draft.entries), session_dir=tmp_path / "sessions", blobs=None
+    )
+    path = store.path
+    assert path is not None and path.exists()  # written whole; no descriptor is open for appends yet
+    try:
+        hold.arm()
+        assert store.set_title("a title long enough to move every line of the file that follows it")
+        assert entered.wait(BOUND_S)  # the rewrite has opened the file and is encoding the header
+        path.unlink()
+        later = store.append_message(user("after the file vanished"))  # writes the whole file
+        written = path.read_bytes()
+        assert written.endswith(line_of(store, later)) and b"a title long enough" in written
+    finally:
+        release.set()
+    store.flush()  # raises if the stale rewrite latched its failure
+    assert path.read_bytes() == written == full_encoding(store)
+    last = store.append_message(user("the session is still writable"))
+    assert path.read_bytes() == written + line_of(store, last)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
     store.close()

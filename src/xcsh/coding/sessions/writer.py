@@ -57,9 +57,10 @@ class SessionWriteError(SessionError):
 
 class _Rewrite:
     """A requested rewrite: the header and entries to write, the file's size when it was asked
-    for (what was appended since is copied after them) and the generation it applies to."""
+    for (what was appended since is copied after them) and the generation it applies to; once
+    started, the line table of the file it copies from (taken with that file's descriptor)."""
 
-    __slots__ = ("entries", "generation", "header", "since")
+    __slots__ = ("entries", "generation", "header", "lines", "since")
 
     def __init__(
         self, header: SessionHeader, entries: list[SessionEntry], since: int, generation: int
@@ -68,6 +69,7 @@ class _Rewrite:
         self.entries = entries
         self.since = since
         self.generation = generation
+        self.lines = LineTable()
 
 
 class SessionFileWriter:
@@ -351,13 +353,20 @@ class SessionFileWriter:
                     self._idle.notify_all()
                     return
                 self._running = True
-                self._lines.materialize()  # appends only add to it while the rewrite reads it
+                # the table and the descriptor of the same file, taken together: a whole write
+                # after the lock is released replaces self._lines (not this table, to which
+                # appends only add while the rewrite reads it)
+                job.lines = self._lines
+                job.lines.materialize()
                 source = self._open_source(self._blobs)
             try:
                 self._rewrite(job, source)
-            except Exception as exc:  # latched: the next write raises it
+            except Exception as exc:  # latched (the next write raises it), unless stale
                 with self._write_lock:
-                    self._latch(exc)
+                    if job.generation == self._generation:
+                        self._latch(exc)
+                    else:  # a whole write since holds everything: this rewrite was to be dropped
+                        logger.info("stale rewrite of session file %s dropped: %s", self._path, exc)
             finally:
                 if source is not None:
                     os.close(source)
@@ -371,7 +380,7 @@ class SessionFileWriter:
         try:
             header_line = (serialize_entry(job.header, self._blobs) + "\n").encode("utf-8")
             spans, end = write_lines(
-                fd, header_line, job.entries, self._lines, source, self._blobs, source_size=job.since
+                fd, header_line, job.entries, job.lines, source, self._blobs, source_size=job.since
             )
             os.fsync(fd)  # the bulk, while appends go on
             with self._write_lock:
