@@ -5,7 +5,8 @@ hands every new entry to a :class:`~xcsh.coding.sessions.writer.SessionFileWrite
 so the persistence rules are the writer's (session-format §4 plus crash safety):
 nothing touches the disk until the first message (any role; session-format §4's
 project decision), every ``append_*`` call
-returns only after its line is fsynced, rewrites are atomic, one writer per file,
+returns only after its line is written to the file (fsynced by the writer's group commit
+within milliseconds), rewrites are atomic, one writer per file,
 and the first write error is latched and raised again by every later write.
 Opening a file whose tail was torn by a crash truncates only the torn bytes.
 Branching and forking live in :mod:`xcsh.coding.sessions.branching`.

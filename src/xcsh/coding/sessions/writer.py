@@ -317,9 +317,11 @@ class SessionFileWriter:
         unchanged lines) and fsyncs it without the lock, so appends go on meanwhile — each one
         still written to the current file before it returns. Then, holding the lock, it copies
         the lines appended since the request (the file's bytes past its size at the request:
-        exactly those entries, in order) to the temp file and renames it over the file; their
-        fsync joins the group commit. A crash at any point leaves the old file or the new one,
-        each complete (apart from the newest unsynced lines, as for any append). A later request
+        exactly those entries, in order) to the temp file, fdatasyncs it again when it copied
+        any, renames it over the file and fsyncs the directory. So every line fsynced before the
+        rename is fsynced in whichever file the name points to: a crash or power loss at any
+        point leaves the old file or the new one, each complete apart from lines not yet fsynced
+        (as for any append; the group commit syncs them in the new file). A later request
         replaces one not yet started (it holds everything); :meth:`write_all` drops both.
         A failure is latched: the next write raises it. :meth:`wait` waits for the rewrite.
         """
@@ -406,6 +408,10 @@ class SessionFileWriter:
         else:  # no readable source: the few lines appended meanwhile are encoded again
             for span in tail:
                 write_fully(fd, (serialize_entry(span.entry, self._blobs) + "\n").encode("utf-8"))
+        if self._size > job.since:
+            # some of those lines may already be fsynced in the old file (reported durable): they
+            # must be on disk in the new one before its name replaces the old file's
+            os.fdatasync(fd)
         os.replace(tmp, self._path)
         stat = os.fstat(fd)
         old, self._fd = self._fd, os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
