@@ -25,7 +25,8 @@ Contract:
 - Reading the config file raises what reading it raises (``OSError``, ``UnicodeDecodeError``).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: msgspec resolves the entry classes' annotations
+# when a start first decodes an entry, and string annotations would each be compiled then.
 
 import binascii
 import contextlib

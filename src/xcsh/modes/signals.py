@@ -57,6 +57,7 @@ class StopHandlers:
         self._loop = asyncio.get_running_loop()
         self._signum: int | None = None
         self._task: asyncio.Task[None] | None = None
+        self._held: list[int] = []
 
     @property
     def stopping(self) -> bool:
@@ -76,9 +77,21 @@ class StopHandlers:
         if self._task is not None:
             await self._task
 
+    def hold(self) -> None:
+        """Until :meth:`install`, only note the stop signals (one plain ``signal.signal`` each,
+        far cheaper than the loop's handlers); :meth:`install` then handles what was noted."""
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._note)
+
+    def _note(self, signum: int, frame: object) -> None:
+        self._held.append(signum)
+
     def install(self) -> None:
         for signum in STOP_SIGNALS:
             self._loop.add_signal_handler(signum, self.on_signal, signum)
+        held, self._held = self._held, []
+        for noted in held:
+            self.on_signal(noted)
 
     def remove(self) -> None:
         for signum in STOP_SIGNALS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import select
 import sys
 from collections.abc import Callable
 
@@ -13,7 +14,7 @@ from xcsh.modes.rpc import features
 from xcsh.modes.rpc.server import FrameSink, RpcServer
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
 from xcsh.modes.rpc.updates import MessageUpdates
-from xcsh.modes.signals import install_stop_handlers
+from xcsh.modes.signals import StopHandlers
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,14 @@ async def serve(
         writer.flush()
 
 
+def _input_waiting(fd: int) -> bool:
+    """Whether ``fd`` has input (or its end) to read right now."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def run_rpc(
     build_session: Callable[[], AgentSession],
     *,
@@ -85,7 +94,17 @@ def run_rpc(
 
         asyncio.get_running_loop().call_later(resume_after_s(os.environ), resume)  # cli.main paused it
         session = build_session()
-        stop = install_stop_handlers(lambda: session, exit=leave)
+        stop = StopHandlers(lambda: session, exit=leave)
+        if _input_waiting(0):
+            # A host that wrote its first command before we were ready gets the answer first:
+            # the loop's handlers (~0.5 ms: asyncio checks each signal against every valid one)
+            # are installed once the loop has handled the input already there (a timer due now
+            # runs after the loop turn's I/O callbacks); a signal meanwhile is noted and handled
+            # then. An idle host gets them before the ready frame.
+            stop.hold()
+            asyncio.get_running_loop().call_later(0, stop.install)
+        else:
+            stop.install()
         await serve(session, frame_fd, protocol_fixes=protocol_fixes, message_updates=message_updates)
         await stop.settle()
         session.shutdown()
