@@ -235,3 +235,35 @@ async def test_the_first_token_of_an_answer_that_arrived_in_one_burst_is_handed_
     async with asyncio.timeout(10):
         await agent.prompt([user("hi")])
     assert at_end == [1]
+
+
+async def test_an_abort_after_the_answer_streamed_ends_it_aborted_even_with_deeply_nested_arguments(
+    fake_llm: FakeLLM,
+) -> None:
+    # the aborted copy of a message the provider had already finished was a recursive deepcopy:
+    # tool arguments nested a few hundred levels raised RecursionError, the loop failed and the
+    # message never ended (found by the second fuzzing round, seed 708)
+    depth = 600
+    arguments = '{"x":' + '{"a":' * depth + "1" + "}" * depth + "}"
+    fake_llm.script(script.Reply(tool_calls=[script.ToolCallSpec("deep", "never_run", arguments, 400)]))
+
+    async def never_run(call_id: str, args: dict[str, Any], signal: AbortSignal | None, update: Any) -> Any:
+        raise AssertionError("an aborted answer's tool is not run")
+
+    agent, events = agent_for(fake_llm, [tool("never_run", never_run)])
+
+    def abort_at_the_end_of_the_call(event: AgentEvent) -> None:
+        update = event.get("assistantMessageEvent") if event["type"] == "message_update" else None
+        if update is not None and update["type"] == "toolcall_end":
+            agent.abort("aborted")  # the provider has read the whole answer by now
+
+    agent.subscribe(abort_at_the_end_of_the_call)
+    async with asyncio.timeout(10):
+        added = await agent.prompt([user("go")])
+    kinds = [e["type"] for e in events]
+    assert kinds.count("message_start") == kinds.count("message_end")
+    answer, result = added[-2:]
+    assert answer["role"] == "assistant" and answer["stopReason"] == "aborted"
+    assert [b["type"] for b in answer["content"]] == ["toolCall"]
+    assert "partialJson" not in answer["content"][0]
+    assert result["role"] == "toolResult" and result["isError"] is True  # the call is answered, not run

@@ -271,12 +271,23 @@ async def _stream_assistant(
 
 
 def _aborted_copy(snapshot: AssistantMessage) -> AssistantMessage:
-    """The message as far as it was streamed, ended as aborted (the provider finished too late)."""
-    message = copy.deepcopy(snapshot)
-    for block in message["content"]:
-        if block["type"] == "toolCall":
-            cast(dict[str, Any], block).pop("partialJson", None)
-            cast(dict[str, Any], block).pop("partialArgs", None)
+    """The message as far as it was streamed, ended as aborted (the provider finished too late).
+
+    The message, its block list, its blocks and its usage are copied (the snapshot went out in
+    events); block values such as tool-call arguments are shared, never changed once made, and
+    may be nested deeper than a recursive copy follows (a model's arguments, ~1,000 levels).
+    """
+    message = cast(AssistantMessage, dict(snapshot))
+    content: list[Any] = []
+    for block in snapshot["content"]:
+        copied = dict(block)
+        if copied["type"] == "toolCall":
+            copied.pop("partialJson", None)
+            copied.pop("partialArgs", None)
+        content.append(copied)
+    message["content"] = content
+    if isinstance(snapshot.get("usage"), dict):
+        message["usage"] = copy.deepcopy(snapshot["usage"])
     message["stopReason"] = "aborted"
     message["errorMessage"] = ABORTED_MESSAGE
     return message
