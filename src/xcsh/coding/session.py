@@ -491,7 +491,20 @@ class AgentSession:
         self._store.set_title(name, "user")
 
     def shutdown(self) -> None:
-        """Release the session file (called when the process is about to exit)."""
+        """Release the session file (called when the process is about to exit); waits, on the
+        calling thread, for a rewrite of the file in progress (:meth:`shutdown_async` does not)."""
         for callback in self._hooks.on_shutdown:
             callback()
         self._store.close()
+
+    async def shutdown_async(self) -> None:
+        """:meth:`shutdown` for a caller on the event loop: the ``on_shutdown`` hooks, then the
+        wait for a rewrite of the session file in progress (a long pruning rewrite) on a worker
+        thread, so the loop keeps running meanwhile — a second stop signal exits at once — then
+        the file is closed."""
+        for callback in self._hooks.on_shutdown:
+            callback()
+        store = self._store
+        if store.is_rewriting:  # else no worker thread is started at every exit
+            await asyncio.to_thread(store.wait_for_rewrite)
+        store.close()  # waits again only for a rewrite requested meanwhile

@@ -65,10 +65,10 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
             await stop.settle()
     except Exception as exc:  # mode boundary: report and fail with a non-zero exit code
         sys.stderr.write(f"Error: {exc}\n")
-        session.shutdown()
+        await session.shutdown_async()
         return 1
     final = last_assistant(session.messages)
-    session.shutdown()
+    await session.shutdown_async()
     if final is None:
         sys.stderr.write("Error: the model produced no answer\n")
         return 1

@@ -7,7 +7,8 @@ agent started in their own process groups. On the first of these signals the han
    grace (:func:`xcsh.coding.bash.process.terminate_all_groups`);
 2. aborts the session's run (bounded wait), so the aborted messages are persisted;
 3. shuts the session down (extensions' ``session_shutdown``, the session file closed —
-   every entry was written when appended; closing fsyncs what the background fsync had not);
+   every entry was written when appended; closing fsyncs what the background fsync had not,
+   after a rewrite of the file in progress, which is waited for off the event loop);
 4. exits with the conventional status ``128 + signal number`` (143, 129, 130).
 
 A second signal during that sequence exits at once with the same status.
@@ -120,7 +121,7 @@ async def _stop(session: AgentSession | None, signum: int, exit: Callable[[int],
             except TimeoutError:
                 logger.warning("the run did not stop within %.0f s of the signal", ABORT_WAIT_S)
             terminate_all_groups()  # anything started while aborting
-            session.shutdown()
+            await session.shutdown_async()  # a rewrite is waited for off the loop (a 2nd signal exits)
     except Exception:  # leaving anyway: report, never hang on the way out
         logger.exception("error while stopping on signal %d", signum)
     finally:

@@ -1,9 +1,8 @@
 """Rewrites in place run on a background thread: no caller waits, and appends made meanwhile
 land in the new file after the rewritten entries, once each, in order.
 
-The rewrite is held at a known point with a value whose encoding waits for an event: the
-standard-library encoder asks a ``dict`` subclass for its ``items()``, so a replacement entry
-holding :class:`HeldOpen` stops the rewrite inside its encoding until the test releases it.
+The rewrite is held at a known point with a value whose encoding waits for an event
+(:mod:`coding.sessions.held`).
 """
 
 from __future__ import annotations
@@ -16,40 +15,9 @@ from typing import Any, cast
 
 import pytest
 
+from coding.sessions.held import BOUND_S, HeldOnceArmed, HeldOpen
 from xcsh.coding.sessions.entries import SessionHeader, serialize_entry
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
-
-BOUND_S = 30  # every wait is bounded; a rewrite that ran on the caller's thread fails the test
-
-
-class HeldOpen(dict[str, Any]):
-    """A mapping whose first encoding signals ``entered``, then waits for ``release`` (bounded);
-    later encodings (the test's own, a whole write) go through at once."""
-
-    def __init__(self, entered: threading.Event, release: threading.Event, **values: Any) -> None:
-        super().__init__(**values)
-        self.entered = entered
-        self.release = release
-
-    def items(self) -> Any:
-        if not self.entered.is_set():
-            self.entered.set()
-            self.release.wait(BOUND_S)
-        return super().items()
-
-
-class HeldOnceArmed(HeldOpen):
-    """:class:`HeldOpen` that lets every encoding through until :meth:`arm` is called."""
-
-    def __init__(self, entered: threading.Event, release: threading.Event, **values: Any) -> None:
-        super().__init__(entered, release, **values)
-        self.armed = False
-
-    def arm(self) -> None:
-        self.armed = True
-
-    def items(self) -> Any:
-        return super().items() if self.armed else dict.items(self)
 
 
 def user(text: str) -> dict[str, Any]:

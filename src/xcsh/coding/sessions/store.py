@@ -404,6 +404,17 @@ class SessionStore(EntryAppends):
             self._file.wait()
             self._file.raise_latched()
 
+    @property
+    def is_rewriting(self) -> bool:
+        """True while a rewrite of the file is requested or running."""
+        return self._file is not None and self._file.is_rewriting
+
+    def wait_for_rewrite(self) -> None:
+        """Return once no rewrite of the file is requested or running (callable from any
+        thread; raises nothing — :meth:`flush` raises a latched error)."""
+        if self._file is not None:
+            self._file.wait()
+
     def set_title(self, title: str, source: Literal["auto", "user"] = "user") -> bool:
         """Set the session name (sanitised); if the file exists, its header is rewritten in the
         background (:meth:`SessionFileWriter.request_rewrite`; :meth:`flush` waits for it).

@@ -340,6 +340,11 @@ class SessionFileWriter:
                 )
                 self._rewriter.start()
 
+    @property
+    def is_rewriting(self) -> bool:
+        """True while a rewrite is requested or running (a snapshot: it may end at any time)."""
+        return self._job is not None or self._running
+
     def wait(self) -> None:
         """Return once no rewrite is requested or running."""
         with self._write_lock:

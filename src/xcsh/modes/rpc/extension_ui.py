@@ -212,5 +212,5 @@ def wire(server: RpcServer) -> None:
 async def _shutdown(server: RpcServer, runner: ExtensionRunner) -> None:
     """An extension asked to exit: ``session_shutdown`` handlers, then exit code 0 (rpc-protocol §2.5)."""
     await runner.shutdown()
-    server.session.shutdown()
+    await server.session.shutdown_async()
     server.exit()

@@ -107,7 +107,7 @@ def run_rpc(
             stop.install()
         await serve(session, frame_fd, protocol_fixes=protocol_fixes, message_updates=message_updates)
         await stop.settle()
-        session.shutdown()
+        await session.shutdown_async()  # the loop stays free (a second signal exits at once)
         flush_frames()
 
     asyncio.run(main())
