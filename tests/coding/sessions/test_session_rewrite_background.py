@@ -213,3 +213,31 @@ def test_the_lines_appended_during_a_rewrite_are_the_old_files_own_bytes_in_the_
     data = path.read_bytes()
     assert data.endswith(old_tail) and data == full_encoding(store) and b'"held":true' in data
     store.close()
+
+
+def test_a_rewrite_that_fails_after_a_whole_write_made_it_stale_is_dropped_and_latches_nothing(
+    tmp_path: Path,
+) -> None:
+    """The held rewrite's entry cannot be encoded, but before it fails the entry is replaced, the
+    file vanishes and the next append writes it whole: the failure belongs to a stale rewrite."""
+    first = stored(tmp_path)
+    path = first.path
+    assert path is not None
+    first.close()
+    store = SessionStore.open(path, cwd_for_new=tmp_path)  # nothing appended yet: no open descriptor
+    entered, release = threading.Event(), threading.Event()
+    target = next(e for e in store.entries if e["type"] == "custom")
+    try:
+        store.rewrite_entries({target["id"]: {**target, "data": HeldOpen(entered, release, bad=object())}})
+        assert entered.wait(BOUND_S)
+        store.rewrite_entries({target["id"]: {**target, "data": {"good": True}}})
+        path.unlink()
+        store.append_message(user("after the file vanished"))  # writes the whole file
+        written = path.read_bytes()
+    finally:
+        release.set()  # the held rewrite now fails to encode its entry
+    store.flush()
+    assert path.read_bytes() == written == full_encoding(store) and b'"good":true' in written
+    last = store.append_message(user("the session is still writable"))
+    assert path.read_bytes() == written + line_of(store, last)
+    store.close()
