@@ -12,6 +12,7 @@ torn tail or a garbage line in the middle that a switch_session then opens.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -104,7 +105,21 @@ def _extra(rng: random.Random, frame: dict[str, Any]) -> None:
     if frame["type"] == "set_locale":
         frame["locale"] = rng.choice(["en", "de-DE", "", "xx-\u2028"])
     elif frame["type"] == "set_host_tools":
-        frame["tools"] = rng.choice([[], HOST_TOOLS, [{**HOST_TOOLS[0], "name": "other_host"}]])
+        odd_schemas: list[Any] = [
+            {"type": "banana"},
+            {"type": "object", "properties": 5},
+            {"type": "object", "required": "message"},
+            {"type": "object", "properties": {"message": {"type": "string", "pattern": "("}}},
+            {"type": "object", "properties": {"message": {"$ref": "#/nowhere"}}},
+        ]
+        frame["tools"] = rng.choice(
+            [
+                [],
+                HOST_TOOLS,
+                [{**HOST_TOOLS[0], "name": "other_host"}],
+                [{**HOST_TOOLS[0], "parameters": rng.choice(odd_schemas)}],
+            ]
+        )
 
 
 def mid_run(rng: random.Random, st: State, command: Command) -> Burst:
@@ -320,6 +335,22 @@ def torn_session(rng: random.Random, st: State) -> Burst:
     return burst
 
 
+def special_path(rng: random.Random, st: State) -> Burst:
+    """switch_session / export_html to a FIFO, a directory or a missing directory under the run's
+    root (never a device): refused at once or written, the process never blocks on a pipe."""
+    burst = Burst()
+    fifo = st.root / "pipe.fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    (st.root / "a-dir").mkdir(exist_ok=True)
+    target = rng.choice([fifo, st.root / "a-dir", st.root / "missing" / "dir" / "x.html"])
+    kind = rng.choice(["switch_session", "export_html"])
+    frame: dict[str, Any] = {"id": st.next_id(), "type": kind}
+    frame["sessionPath" if kind == "switch_session" else "outputPath"] = str(target)
+    _add(burst, frame)
+    return burst
+
+
 STEPS: list[tuple[Callable[..., Burst], int]] = [
     (mid_run, 6),
     (flood, 2),
@@ -329,6 +360,7 @@ STEPS: list[tuple[Callable[..., Burst], int]] = [
     (ui_answer, 5),
     (framing, 3),
     (torn_session, 1),
+    (special_path, 1),
 ]
 
 
