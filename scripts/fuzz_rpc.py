@@ -371,12 +371,26 @@ def command(
     return f
 
 
+def session_files(root: Path) -> list[Path]:
+    """Every regular file under ``root`` that starts with a session header, whatever its name
+    (``switch_session`` to a missing path creates the session there: ``x.html`` too)."""
+    found = []
+    for path in root.rglob("*"):
+        if not path.is_file() or path.name == "frames.jsonl":
+            continue
+        with path.open("rb") as handle:
+            head = handle.readline(1 << 16)
+        if head.startswith(b'{"type":"session"') or head.startswith(b'{"type": "session"'):
+            found.append(path)
+    return found
+
+
 QUEUE_CLEARING = {"new_session", "switch_session", "branch", "clear_queue", "abort", "abort_and_prompt"}
 
 
 def lost_prompts(proc: Proc, responses: list[dict[str, Any]], root: Path, fake: FakeLLM) -> list[str]:
     """Accepted prompts whose words reached neither a session file nor the model."""
-    kept = b"".join(p.read_bytes() for p in root.rglob("*.jsonl") if p.name != "frames.jsonl")
+    kept = b"".join(p.read_bytes() for p in session_files(root))
     kept += b"".join(r.body for r in fake.requests)
     lost = []
     failed_late = {
@@ -735,7 +749,7 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
     if code != 0:
         problems.append(f"exit code {code}")
     # session files
-    files = [f for f in root.rglob("*.jsonl") if f.name != "frames.jsonl"]
+    files = session_files(root)
     for path in files:
         ids: set[str] = set()
         for i, line in enumerate(path.read_bytes().split(b"\n")):
