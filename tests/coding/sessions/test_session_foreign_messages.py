@@ -13,6 +13,7 @@ from xcsh.ai.types import zero_usage
 from xcsh.coding.sessions.store import SessionStore
 
 HEADER = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-07-02T18:38:56.123Z", "cwd": "/"}
+GOOD_USER = {"role": "user", "content": "hi", "timestamp": 1}
 GOOD_ASSISTANT = {
     "role": "assistant",
     "content": [{"type": "text", "text": "ok"}],
@@ -80,3 +81,28 @@ def test_assistant_metadata_that_only_describes_the_message_is_completed(tmp_pat
     assert completed["usage"] == zero_usage() and completed["timestamp"] == 0
     assert partial["usage"]["input"] == 7 and partial["usage"]["output"] == 0
     assert partial["usage"]["cost"] == {**zero_usage()["cost"], "total": 0.5}
+
+
+@pytest.mark.parametrize(
+    "last", [b"{not json", b"[]", b'{"type":"message","x":' + b"[" * 3000 + b"]" * 3000 + b"}"]
+)
+def test_a_complete_last_line_no_parser_reads_stays_and_only_an_unterminated_tail_is_cut(
+    tmp_path: Path, last: bytes
+) -> None:
+    # a complete line is not a torn write: cut, it was lost for a reader that can read it (a line
+    # nested deeper than our parsers follow is valid JSON)
+    good = json.dumps(
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "t", "message": GOOD_USER}
+    )
+    path = tmp_path / "s.jsonl"
+    body = json.dumps(HEADER).encode() + b"\n" + good.encode() + b"\n" + last + b"\n"
+    path.write_bytes(body + b'{"type":"mess')  # and a torn tail after it
+    store = SessionStore.open(path, cwd_for_new=tmp_path)
+    try:
+        assert [e["id"] for e in store.entries] == ["a"]
+        store.append_message({"role": "user", "content": "after", "timestamp": 2})
+    finally:
+        store.close()
+    data = path.read_bytes()
+    assert data.startswith(body)  # the complete lines kept byte for byte, the torn tail gone
+    assert json.loads(data[len(body) :].decode())["message"]["content"] == "after"

@@ -64,6 +64,11 @@ class ParsedFile:
                 self.float_risk.append(risky)
                 self.good_end = end if newline == -1 else end + 1
                 self.needs_newline = newline == -1
+            elif newline != -1:
+                # a complete line no parser reads (garbage, nesting deeper than they follow) is
+                # skipped like any unparseable line, never cut: only an unterminated tail is torn
+                self.good_end = end + 1
+                self.needs_newline = False
             pos = end + 1
         self.torn_bytes = data[self.good_end :]
 
