@@ -261,7 +261,7 @@ async def run_child(
         if child.is_streaming:
             await child.abort()
         kernel.kill()
-        child.shutdown()
+        await child.shutdown_async()
         progress.currentTool = None
         progress.durationMs = int((time.monotonic() - started) * 1000)
         on_progress()

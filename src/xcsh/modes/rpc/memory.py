@@ -112,7 +112,7 @@ class MemoryProcess:
             raise
         finally:
             if self.session is not None and not self._shut_down:
-                self.session.shutdown()
+                await self.session.shutdown_async()  # the loop runs on while a rewrite ends
             writer.closed = True
             self.stdout.chunks.put_nowait(b"")
 
