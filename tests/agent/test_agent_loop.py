@@ -8,8 +8,9 @@ from typing import Any, Literal, cast
 from agent.test_agent_failures import fake_model, user
 from conftest import user_texts, wire_model
 from xcsh.agent.agent import Agent
+from xcsh.agent.tool import AgentTool, ToolExecutor
 from xcsh.agent.tool_calls import SKIPPED_TEXT
-from xcsh.agent.types import AgentEvent, AgentTool, AgentToolResult, ToolExecutor
+from xcsh.agent.types import AgentEvent, AgentToolResult
 from xcsh.ai.abort import AbortSignal
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM

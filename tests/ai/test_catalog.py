@@ -15,8 +15,7 @@ from xcsh.ai.catalog import (
     provider_env_vars,
     provider_info,
 )
-from xcsh.ai.thinking import supported_efforts
-from xcsh.ai.types import EFFORT_LEVELS
+from xcsh.ai.thinking import EFFORT_LEVELS, supported_efforts
 
 REQUIRED = {
     "id": str,

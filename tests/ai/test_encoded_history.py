@@ -198,7 +198,7 @@ def test_a_tool_lists_json_text_is_only_ever_given_for_that_list() -> None:
 
 def test_the_loop_hands_over_the_same_tool_definitions_until_a_tool_or_its_fields_change() -> None:
     from xcsh.agent.loop import _Definitions, llm_tool
-    from xcsh.agent.types import AgentTool
+    from xcsh.agent.tool import AgentTool
 
     async def run(_id: str, _args: dict[str, Any], _signal: Any, _update: Any) -> Any:
         return {"content": []}

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from xcsh.agent.types import AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.coding.export import export_session_html
 from xcsh.coding.export.html import CONTENT_SECURITY_POLICY
 from xcsh.coding.sessions.store import SessionStore

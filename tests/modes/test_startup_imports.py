@@ -78,6 +78,11 @@ LAZY = (
     "xcsh.coding.ttsr.rules",  # rule parsing: only for a rule file that exists
     "xcsh.coding.events",  # the features' event TypedDicts: only type annotations need them
     "xcsh.coding.sessions.branching",  # --fork and the branch command
+    # the wire TypedDicts: the path to the answer names them in annotations (and string casts) only
+    "xcsh.agent.types",
+    "xcsh.ai.types",
+    "xcsh.ai.events",
+    "xcsh.coding.sessions.entry_types",
 )
 # Also lazy when no model that takes images is available (inspect_image's builder needs them).
 LAZY_WITHOUT_IMAGE_MODELS = ("xcsh.coding.tools.paths",)  # else with a small model's first read or write

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import fake_models_yml
-from xcsh.agent.types import AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.session import AgentSession
 from xcsh.coding.todos import set_todos

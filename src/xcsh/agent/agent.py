@@ -8,14 +8,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from xcsh.agent.queue import MessageQueue
-from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortController, AbortSignal
 from xcsh.ai.options import StreamOptions
-from xcsh.ai.types import Message, Model, ThinkingLevel
 
 if TYPE_CHECKING:
     from xcsh.agent.loop import RecoveryHook, StreamFn
     from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
+    from xcsh.agent.types import AgentEvent, AgentMessage
+    from xcsh.ai.types import Message, Model, ThinkingLevel
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ class AgentBusyError(RuntimeError):
 
 
 def default_convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
-    return [cast(Message, m) for m in messages if m.get("role") in LLM_ROLES]
+    return [cast("Message", m) for m in messages if m.get("role") in LLM_ROLES]
 
 
 class Agent:

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
-from xcsh.agent.types import INTENT_FIELD, AgentEvent, AgentMessage, AgentTool
+from xcsh.agent.tool import INTENT_FIELD, AgentTool
+from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.builder import ABORTED_MESSAGE, empty_assistant_message
 from xcsh.ai.options import StreamOptions

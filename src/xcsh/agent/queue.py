@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
-from xcsh.agent.types import AgentMessage, QueueMode
+if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage, QueueMode
 
 
 class MessageQueue:

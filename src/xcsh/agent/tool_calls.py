@@ -16,11 +16,10 @@ from typing import Any
 
 import msgspec
 
+from xcsh.agent.tool import INTENT_FIELD, AgentTool
 from xcsh.agent.types import (
-    INTENT_FIELD,
     AgentEvent,
     AgentMessage,
-    AgentTool,
     AgentToolResult,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,

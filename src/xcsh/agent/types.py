@@ -1,13 +1,17 @@
-"""Agent-layer wire types and contracts: agent messages, tools, tool results, events."""
+"""Agent-layer wire types: agent messages, tool results, events.
+
+The tool contract itself (:class:`~xcsh.agent.tool.AgentTool`) is in ``xcsh.agent.tool``: the start-up
+path builds tools but needs none of these types at run time (docs/performance.md, "Sixth session:
+start-up").
+"""
 
 # No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
 # compiled ForwardRef, which made this module's classes ~2× as slow to create at start-up
 # (docs/performance.md, "Fifth session: start-up").
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Protocol, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-import msgspec
 from msgspec import Meta
 
 from xcsh.ai.events import AssistantMessageEvent
@@ -21,9 +25,6 @@ from xcsh.ai.types import (
     UserContent,
     UserMessage,
 )
-
-if TYPE_CHECKING:  # the wire package imports this module: keep it free of behaviour modules
-    from xcsh.ai.abort import AbortSignal
 
 # ---- messages of the live context (agent-behaviour §1.2)
 # Beyond the LLM roles (xcsh.ai.types), the coding layer keeps messages of its own roles in
@@ -140,37 +141,6 @@ class AgentToolResult(TypedDict):
 ToolUpdate = Callable[[AgentToolResult], None]
 
 
-class ToolExecutor(Protocol):
-    def __call__(
-        self, tool_call_id: str, args: dict[str, Any], signal: "AbortSignal | None", on_update: ToolUpdate
-    ) -> Awaitable[AgentToolResult]: ...
-
-
-class AgentTool(msgspec.Struct, kw_only=True):
-    """A tool the agent can run.
-
-    ``execute`` raises on failure (the message becomes an error result for the model).
-    ``concurrency``: ``shared`` tools run in parallel with neighbouring shared calls;
-    ``exclusive`` ones wait for everything before them. ``abortable`` False means the
-    tool gets no abort signal and runs to completion. ``lenient`` skips schema validation.
-    """
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    execute: ToolExecutor
-    label: str = ""
-    concurrency: Literal["shared", "exclusive"] = "shared"
-    abortable: bool = True
-    lenient: bool = False
-    hidden: bool = False
-    meta: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
-# The argument the loop adds to each tool's schema when intent tracing is on (the model says
-# why it calls the tool); tool execution takes it out again before the tool sees its arguments.
-INTENT_FIELD = "_i"
-
 QueueMode = Literal["all", "one-at-a-time"]
 InterruptMode = Literal["immediate", "wait"]
 
@@ -280,7 +250,6 @@ __all__ = [
     "AgentEvent",
     "AgentMessage",
     "AgentStartEvent",
-    "AgentTool",
     "AgentToolResult",
     "AssistantMessage",
     "BashExecutionMessage",
@@ -302,7 +271,6 @@ __all__ = [
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
-    "ToolExecutor",
     "ToolResultMessage",
     "ToolUpdate",
     "TurnEndEvent",

@@ -15,11 +15,12 @@ import copy
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 
-from xcsh.ai.types import Model
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model
 
 
 class ProviderInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,7 +61,7 @@ def _load() -> tuple[tuple[ProviderInfo, ...], tuple[Model, ...]]:
         )
         for p in data["providers"]
     )
-    models = tuple(cast(Model, m) for m in data["models"])
+    models = tuple(cast("Model", m) for m in data["models"])
     return providers, models
 
 
@@ -85,7 +86,7 @@ def provider_info(provider: str) -> ProviderInfo | None:
 
 def builtin_models() -> list[Model]:
     """Fresh copies of every catalogue model, in registry order."""
-    return cast(list[Model], msgspec.json.decode(_models_json()))
+    return cast("list[Model]", msgspec.json.decode(_models_json()))
 
 
 def find_builtin(provider: str, model_id: str) -> Model | None:

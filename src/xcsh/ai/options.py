@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from xcsh.ai.abort import AbortSignal
-from xcsh.ai.types import ThinkingLevel
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import ThinkingLevel
 
 DEFAULT_THINKING_BUDGETS: dict[str, int] = {
     "minimal": 1024,

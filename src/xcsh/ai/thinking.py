@@ -9,9 +9,15 @@ from its wire API.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from xcsh.ai.patterns import LazyPattern
-from xcsh.ai.types import EFFORT_LEVELS, THINKING_LEVELS, Model, ModelThinking, ThinkingLevel
+
+if TYPE_CHECKING:  # only annotations name the wire types (docs/performance.md, "Sixth session: start-up")
+    from xcsh.ai.types import Model, ModelThinking, ThinkingLevel
+
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+EFFORT_LEVELS: tuple[ThinkingLevel, ...] = ("minimal", "low", "medium", "high", "xhigh")
 
 _MINIMAL_TO_HIGH: tuple[ThinkingLevel, ...] = ("minimal", "low", "medium", "high")
 _MINIMAL_TO_XHIGH: tuple[ThinkingLevel, ...] = ("minimal", "low", "medium", "high", "xhigh")

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from xcsh.ai.abort import AbortSignal
-from xcsh.ai.types import ToolCall
 
 if TYPE_CHECKING:
+    from xcsh.ai.types import ToolCall
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 

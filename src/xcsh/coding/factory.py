@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from xcsh.ai.thinking import resolve_level
-from xcsh.ai.types import EFFORT_LEVELS, Model, ThinkingLevel
+from xcsh.ai.thinking import EFFORT_LEVELS, resolve_level
 from xcsh.coding import secrets
 from xcsh.coding.discovery.frontmatter import use_cache as use_front_matter_cache
 from xcsh.coding.features import install_features
@@ -44,6 +44,9 @@ from xcsh.coding.tools import (
     create_coding_tools,
 )
 from xcsh.coding.yaml_cache import TextCache, cache_dir_for
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model, ThinkingLevel
 
 logger = logging.getLogger(__name__)
 

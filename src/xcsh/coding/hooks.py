@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import msgspec
 
-from xcsh.agent.types import AgentMessage, AgentToolResult
-from xcsh.ai.types import ToolCall
-
 if TYPE_CHECKING:
     from xcsh.agent.tool_calls import AfterToolCall, BeforeToolCall
+    from xcsh.agent.types import AgentMessage, AgentToolResult
+    from xcsh.ai.types import ToolCall
 
 # The one list that orders after-run hooks: the first hook returning an action wins.
 # Retry decides before compaction (agent-behaviour §7.2); TTSR recovery comes next; the
@@ -51,7 +50,7 @@ class SlashCommand(Protocol):
 
 
 # (prompt text) → messages to place before/after the user message
-PromptContributor = Callable[[str], list[AgentMessage]]
+PromptContributor = Callable[[str], "list[AgentMessage]"]
 PrePromptCheck = Callable[[], Awaitable[None]]
 # (reason, target) → True cancels the switch
 SwitchCheck = Callable[[str, str | None], Awaitable[bool]]

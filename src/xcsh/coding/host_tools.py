@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 import msgspec
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentToolResult, ToolUpdate
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
@@ -120,8 +121,8 @@ def checked_result(result: dict[str, Any]) -> AgentToolResult:
     blocks = content if isinstance(content, list) else []
     fixed = [_block(block) for block in blocks]
     if all(a is b for a, b in zip(fixed, blocks, strict=True)):
-        return cast(AgentToolResult, result)
-    return cast(AgentToolResult, {**result, "content": fixed})
+        return cast("AgentToolResult", result)
+    return cast("AgentToolResult", {**result, "content": fixed})
 
 
 class _PendingCall(msgspec.Struct):

@@ -12,20 +12,19 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from xcsh.agent.types import (
-    AgentMessage,
-    AssistantMessage,
-    BashExecutionMessage,
-    CustomMessage,
-    DeveloperMessage,
-    FileMentionMessage,
-    PythonExecutionMessage,
-    UserMessage,
-)
-from xcsh.ai.types import ImageContent, Message, TextContent, ToolResultMessage, UserContent
-
 if TYPE_CHECKING:
+    from xcsh.agent.types import (
+        AgentMessage,
+        AssistantMessage,
+        BashExecutionMessage,
+        CustomMessage,
+        DeveloperMessage,
+        FileMentionMessage,
+        PythonExecutionMessage,
+        UserMessage,
+    )
     from xcsh.ai.prefix_cache import PrefixCache
+    from xcsh.ai.types import ImageContent, Message, TextContent, ToolResultMessage, UserContent
 
 COMPACTION_PREAMBLE = (
     "The conversation history before this point was compacted into the following summary. "

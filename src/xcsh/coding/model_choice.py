@@ -7,12 +7,14 @@ applies them (``set_model``, ``cycle_model``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
 from xcsh.ai.thinking import parse_level
-from xcsh.ai.types import Model, ThinkingLevel
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model, ThinkingLevel
 
 T = TypeVar("T")
 

@@ -22,10 +22,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xcsh.ai.catalog import builtin_models, builtin_providers, provider_info
 from xcsh.ai.thinking import infer_thinking, parse_level, supported_efforts
-from xcsh.ai.types import Model, ThinkingLevel
 from xcsh.coding.auth import ApiKeys
 from xcsh.coding.models_config import (
     CONFIG_FILE_NAMES,
@@ -36,6 +36,9 @@ from xcsh.coding.models_config import (
 )
 from xcsh.coding.yaml_cache import cache_dir_for
 from xcsh.coding.yaml_cache import forget as forget_cached_yaml
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model, ThinkingLevel
 
 __all__ = ["ModelRegistry", "ModelResolutionError", "ModelsConfigError", "format_model_list", "model_key"]
 

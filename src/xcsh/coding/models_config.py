@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 
 from xcsh.ai.catalog import provider_info
-from xcsh.ai.types import EFFORT_LEVELS
+from xcsh.ai.thinking import EFFORT_LEVELS
 from xcsh.coding.yaml_cache import read_yaml_file
 
 CONFIG_FILE_NAMES = ("models.yml", "models.yaml", "models.json")

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from xcsh.ai.types import Model
 from xcsh.coding.recovery import has_small_profile
 from xcsh.coding.tools import EDIT_MODES, ENABLING_SETTINGS, ToolOptions
 
 if TYPE_CHECKING:
+    from xcsh.ai.types import Model
     from xcsh.coding.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -26,13 +26,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from xcsh.agent.types import AgentMessage
 from xcsh.ai.patterns import LazyPattern
-from xcsh.ai.types import Model, ToolCall, ToolResultMessage
 from xcsh.coding.messages import custom_message, request_text
 
 if TYPE_CHECKING:
     from xcsh.agent.loop import RecoveryTurn
+    from xcsh.agent.types import AgentMessage
+    from xcsh.ai.types import Model, ToolCall, ToolResultMessage
 
 SMALL_PROFILE = "small"
 MAX_TOOL_CALLS = 25  # tool calls per prompt before a small model must answer (``xcsh.coding.small_model``)

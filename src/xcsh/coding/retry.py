@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from xcsh.agent.types import AgentEvent, AgentMessage
 from xcsh.coding.auto_settings import auto_retry_enabled
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import last_assistant
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentEvent, AgentMessage
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 

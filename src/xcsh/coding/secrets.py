@@ -20,9 +20,12 @@ import functools
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from xcsh.ai.catalog import builtin_providers
-from xcsh.ai.types import Model
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model
 
 REDACTED = "[redacted]"
 PASS_SETTING = "tools.passProviderKeys"

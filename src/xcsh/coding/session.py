@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.agent import Agent
 from xcsh.agent.queue import normalize_queue_mode
-from xcsh.agent.types import AgentEvent, AgentMessage, AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
-from xcsh.ai.types import ImageContent, Model, ThinkingLevel, ToolCall
 from xcsh.coding import auto_settings
 from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.errors import CommandError
@@ -49,6 +48,8 @@ from xcsh.coding.sessions.store import SessionStore, sanitize_title
 from xcsh.coding.settings import Settings
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentEvent, AgentMessage
+    from xcsh.ai.types import ImageContent, Model, ThinkingLevel, ToolCall
     from xcsh.coding.commands import CommandRegistry
     from xcsh.coding.events import SessionEvent
 

@@ -10,11 +10,14 @@ rebuilt from their own entries).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from xcsh.agent.agent import Agent
-from xcsh.agent.types import AgentMessage
 from xcsh.coding.sessions.context import SessionContext, build_session_context
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
+
+if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage
 
 
 class LiveContext:

@@ -9,18 +9,21 @@ usable only when :meth:`ModelRegistry.is_available` says so.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from xcsh.agent.agent import Agent
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.thinking import next_level, resolve_level
-from xcsh.ai.types import Model, ThinkingLevel
 from xcsh.coding.errors import CommandError, no_api_key_text
 from xcsh.coding.model_choice import ModelCycle, model_ref, next_in_cycle, remembered_default
 from xcsh.coding.models import ModelRegistry
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.settings import Settings
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import Model, ThinkingLevel
 
 
 class _KeepLevel:

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xcsh.agent.agent import Agent
-from xcsh.agent.types import AgentEvent, AgentMessage
-from xcsh.ai.types import ImageContent
 from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError
 from xcsh.coding.hooks import RunAction, SessionHooks, SlashCommand
 from xcsh.coding.messages import user_message
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentEvent, AgentMessage
+    from xcsh.ai.types import ImageContent
     from xcsh.coding.commands import CommandRegistry
 
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from xcsh.agent.types import AgentTool
-from xcsh.ai.types import Model, ThinkingLevel
+from xcsh.agent.tool import AgentTool
 
 if TYPE_CHECKING:
+    from xcsh.ai.types import Model, ThinkingLevel
     from xcsh.coding.project_context import ProjectContext
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from xcsh.ai.types import ThinkingLevel
 from xcsh.coding.errors import CommandError
 from xcsh.coding.hooks import SessionHooks
 from xcsh.coding.session_state import SessionConfig
@@ -20,6 +20,9 @@ from xcsh.coding.sessions.context import SessionContext, message_text
 from xcsh.coding.sessions.entries import NotASessionError
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import ThinkingLevel
 
 
 class SessionSwitcher:

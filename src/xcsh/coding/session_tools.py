@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from xcsh.agent.agent import Agent
-from xcsh.agent.types import AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.system_prompt import build_system_prompt
 

@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from xcsh.agent.types import AgentMessage, AgentToolResult
-from xcsh.ai.types import TextContent, ToolCall
 from xcsh.coding.messages import request_text
 from xcsh.coding.recovery import (
     MAX_TOOL_CALLS,
@@ -64,6 +62,8 @@ REPEATS_NOTE = (
 )
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage, AgentToolResult
+    from xcsh.ai.types import TextContent, ToolCall
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 

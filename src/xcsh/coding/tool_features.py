@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from xcsh.agent.types import AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.coding.options import tool_selection
 from xcsh.coding.tools import defined_tool, defs_search
 

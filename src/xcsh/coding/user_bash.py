@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from xcsh.agent.types import BashExecutionMessage
 from xcsh.ai.abort import AbortController
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import BashExecutionMessage
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 

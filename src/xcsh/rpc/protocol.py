@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from xcsh.ai.types import Model
-
 if TYPE_CHECKING:
     from xcsh.rpc.validation import Invalid
 
@@ -129,7 +127,7 @@ _SPECS = (
     CommandSpec("set_host_tools", "SetHostToolsCommand", "HostToolsResult", explain=_host_tools),
     CommandSpec("get_integrations", "GetIntegrationsCommand", "IntegrationsResult"),
     CommandSpec("set_locale", "SetLocaleCommand"),
-    CommandSpec("set_model", "SetModelCommand", Model),
+    CommandSpec("set_model", "SetModelCommand", "Model"),
     CommandSpec("cycle_model", "CycleModelCommand", "CycleModelResult | None"),
     CommandSpec("get_available_models", "GetAvailableModelsCommand", "ModelsResult"),
     CommandSpec("set_thinking_level", "SetThinkingLevelCommand", explain=_thinking_level),

@@ -16,7 +16,8 @@ from typing import Any, cast
 import pytest
 
 from coding.sessions.held import BOUND_S, HeldOnceArmed, HeldOpen
-from xcsh.coding.sessions.entries import SessionHeader, serialize_entry
+from xcsh.coding.sessions.entries import serialize_entry
+from xcsh.coding.sessions.entry_types import SessionHeader
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 
 

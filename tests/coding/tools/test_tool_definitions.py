@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from xcsh.agent.types import AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.coding.tools import BUILTIN_TOOL_NAMES, IMPLEMENTATIONS, ToolOptions, create_coding_tools
 from xcsh.coding.tools.ast_tools import create_ast_edit_tool, create_ast_grep_tool
 from xcsh.coding.tools.bash import create_bash_tool

@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from xcsh.agent.types import AgentMessage
 from xcsh.ai.abort import AbortController
-from xcsh.ai.types import Model
 from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.compaction.errors import (
     AlreadyCompactedError,
@@ -43,6 +41,8 @@ from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage
+    from xcsh.ai.types import Model
     from xcsh.coding.compaction.prune import PruneSettings
     from xcsh.coding.compaction.summarize import CompactionResult
     from xcsh.coding.compaction.tokens import ThresholdSettings

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from xcsh.agent.types import AgentMessage, AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentMessage, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.types import ImageContent, ToolCall, UserContent
 from xcsh.coding.errors import CommandError

@@ -6,22 +6,23 @@ Each builds one entry on the current leaf with :meth:`SessionStore._base` and st
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from xcsh.ai.types import UserContent
-from xcsh.coding.sessions.entries import (
-    CompactionEntry,
-    CustomEntry,
-    CustomMessageEntry,
-    LabelEntry,
-    ModeChangeEntry,
-    ModelChangeEntry,
-    ServiceTierChangeEntry,
-    SessionEntry,
-    SessionError,
-    ThinkingLevelChangeEntry,
-    TtsrInjectionEntry,
-)
+from xcsh.coding.sessions.entries import SessionEntry, SessionError
+
+if TYPE_CHECKING:
+    from xcsh.ai.types import UserContent
+    from xcsh.coding.sessions.entry_types import (
+        CompactionEntry,
+        CustomEntry,
+        CustomMessageEntry,
+        LabelEntry,
+        ModeChangeEntry,
+        ModelChangeEntry,
+        ServiceTierChangeEntry,
+        ThinkingLevelChangeEntry,
+        TtsrInjectionEntry,
+    )
 
 
 class _Store(Protocol):
@@ -49,24 +50,24 @@ class EntryAppends:
         if details is not None:
             entry["details"] = details
         entry["attribution"] = attribution
-        return cast(CustomMessageEntry, self._append(entry))
+        return cast("CustomMessageEntry", self._append(entry))
 
     def append_model_change(self: _Store, model_ref: str, role: str | None = None) -> ModelChangeEntry:
         entry = self._base("model_change")
         entry["model"] = model_ref
         if role is not None:
             entry["role"] = role
-        return cast(ModelChangeEntry, self._append(entry))
+        return cast("ModelChangeEntry", self._append(entry))
 
     def append_thinking_level_change(self: _Store, level: str | None) -> ThinkingLevelChangeEntry:
         entry = self._base("thinking_level_change")
         entry["thinkingLevel"] = level
-        return cast(ThinkingLevelChangeEntry, self._append(entry))
+        return cast("ThinkingLevelChangeEntry", self._append(entry))
 
     def append_service_tier_change(self: _Store, tier: str | None) -> ServiceTierChangeEntry:
         entry = self._base("service_tier_change")
         entry["serviceTier"] = tier
-        return cast(ServiceTierChangeEntry, self._append(entry))
+        return cast("ServiceTierChangeEntry", self._append(entry))
 
     def append_compaction(
         self: _Store,
@@ -87,14 +88,14 @@ class EntryAppends:
         entry["tokensBefore"] = tokens_before
         optional = {"details": details, "fromExtension": from_extension, "preserveData": preserve_data}
         entry.update({k: v for k, v in optional.items() if v is not None})
-        return cast(CompactionEntry, self._append(entry))
+        return cast("CompactionEntry", self._append(entry))
 
     def append_custom(self: _Store, custom_type: str, data: Any = None) -> CustomEntry:
         entry = self._base("custom")
         entry["customType"] = custom_type
         if data is not None:
             entry["data"] = data
-        return cast(CustomEntry, self._append(entry))
+        return cast("CustomEntry", self._append(entry))
 
     def append_label(self: _Store, target_id: str, label: str | None) -> LabelEntry:
         """Label an entry (an empty or None label clears it)."""
@@ -104,16 +105,16 @@ class EntryAppends:
         entry["targetId"] = target_id
         if label:
             entry["label"] = label
-        return cast(LabelEntry, self._append(entry))
+        return cast("LabelEntry", self._append(entry))
 
     def append_ttsr_injection(self: _Store, rule_names: list[str]) -> TtsrInjectionEntry:
         entry = self._base("ttsr_injection")
         entry["injectedRules"] = list(rule_names)
-        return cast(TtsrInjectionEntry, self._append(entry))
+        return cast("TtsrInjectionEntry", self._append(entry))
 
     def append_mode_change(self: _Store, mode: str, data: dict[str, Any] | None = None) -> ModeChangeEntry:
         entry = self._base("mode_change")
         entry["mode"] = mode
         if data is not None:
             entry["data"] = data
-        return cast(ModeChangeEntry, self._append(entry))
+        return cast("ModeChangeEntry", self._append(entry))

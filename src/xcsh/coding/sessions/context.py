@@ -4,17 +4,19 @@ the read-only views over it that RPC exposes (stats, last assistant text).
 Everything here is pure: entries in, values out.
 """
 
-# No ``from __future__ import annotations`` here: a TypedDict turns each string annotation into a
-# compiled ForwardRef, which made this module's classes several times as slow to create at start-up
-# (docs/performance.md, "Fifth session: start-up").
+from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import msgspec
 
-from xcsh.agent.types import AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from xcsh.coding.sessions.entries import SessionEntry, iso_to_epoch_ms
+
+if (
+    TYPE_CHECKING
+):  # only annotations and casts name the agent's messages (docs/performance.md, "Sixth session: start-up")
+    from xcsh.agent.types import AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 
 
 class SessionContext(msgspec.Struct, kw_only=True):
@@ -69,7 +71,7 @@ def custom_message_from_entry(entry: Mapping[str, Any]) -> CustomMessage:
     if "attribution" in entry:
         message["attribution"] = entry["attribution"]
     message["timestamp"] = iso_to_epoch_ms(str(entry.get("timestamp", "")))
-    return cast(CustomMessage, message)  # file data: the entry's shape is not checked on load
+    return cast("CustomMessage", message)  # file data: the entry's shape is not checked on load
 
 
 def _compaction_message(
@@ -106,7 +108,7 @@ def entry_message(entry: Mapping[str, Any]) -> AgentMessage | None:
     if kind == "message":
         message = entry.get("message")
         # a message entry holds an agent message as written (read from the file, not checked)
-        return cast(AgentMessage, message) if isinstance(message, dict) else None
+        return cast("AgentMessage", message) if isinstance(message, dict) else None
     if kind == "custom_message":
         return custom_message_from_entry(entry)
     if kind == "branch_summary" and entry.get("summary"):

@@ -17,12 +17,8 @@ import msgspec
 from xcsh.coding.private_fs import require_regular_or_missing
 from xcsh.coding.sessions.blobs import BlobStore, resolve_entry_blobs
 from xcsh.coding.sessions.entries import NotASessionError as NotASessionError  # its old home
-from xcsh.coding.sessions.entries import (
-    SessionEntry,
-    SessionHeader,
-    is_valid_header,
-    parse_line,
-)
+from xcsh.coding.sessions.entries import SessionEntry, is_valid_header, parse_line
+from xcsh.coding.sessions.entry_types import SessionHeader
 from xcsh.coding.sessions.fileio import ParsedFile
 from xcsh.coding.sessions.lenient import usable_entry
 from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_replay_metadata

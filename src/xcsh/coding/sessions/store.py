@@ -28,31 +28,31 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from xcsh.agent.types import AgentMessage
 from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions.appends import EntryAppends
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
+from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.entries import (
-    CustomMessageEntry,
-    MessageEntry,
     SessionEntry,
     SessionError,
-    SessionHeader,
     generate_entry_id,
     iso_now,
     new_header,
     session_file_name,
 )
-from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.fileio import repair_tail
 from xcsh.coding.sessions.lines import LineTable
 from xcsh.coding.sessions.lock import SessionFileLock
 from xcsh.coding.sessions.writer import SYNC_GATHER_S, SessionFileWriter
 from xcsh.coding.sessions.writer import SessionWriteError as SessionWriteError
+
+if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage
+    from xcsh.coding.sessions.entry_types import CustomMessageEntry, MessageEntry, SessionHeader
 
 logger = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ class SessionStore(EntryAppends):
     @property
     def header(self) -> SessionHeader:
         """A copy of the header."""
-        return cast(SessionHeader, dict(self._header))
+        return cast("SessionHeader", dict(self._header))
 
     @property
     def entries(self) -> list[SessionEntry]:
@@ -353,7 +353,7 @@ class SessionStore(EntryAppends):
             )
         entry = self._base("message")
         entry["message"] = message
-        return cast(MessageEntry, self._append(entry))
+        return cast("MessageEntry", self._append(entry))
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the leaf (tree navigation); later appends start a new branch there."""

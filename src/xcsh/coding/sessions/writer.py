@@ -29,7 +29,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from xcsh.coding.private_fs import (
     fsync_dir,
@@ -39,9 +39,12 @@ from xcsh.coding.private_fs import (
     write_fully,
 )
 from xcsh.coding.sessions.blobs import BlobStore
-from xcsh.coding.sessions.entries import SessionEntry, SessionError, SessionHeader, serialize_entry
+from xcsh.coding.sessions.entries import SessionEntry, SessionError, serialize_entry
 from xcsh.coding.sessions.lines import LineSpan, LineTable, copy_range, write_lines
 from xcsh.coding.sessions.lock import SessionFileLock
+
+if TYPE_CHECKING:
+    from xcsh.coding.sessions.entry_types import SessionHeader
 
 logger = logging.getLogger(__name__)
 
@@ -332,7 +335,7 @@ class SessionFileWriter:
             if self._job is None and not self._running:
                 self._tail = []
             self._job = _Rewrite(
-                cast(SessionHeader, dict(header)), list(entries), self._size, self._generation
+                cast("SessionHeader", dict(header)), list(entries), self._size, self._generation
             )
             if self._rewriter is None:
                 self._rewriter = threading.Thread(

@@ -36,7 +36,7 @@ from xcsh.coding.tools.kernel import PythonKernel
 from xcsh.coding.tools.python import create_python_tool
 
 if TYPE_CHECKING:
-    from xcsh.agent.types import AgentTool
+    from xcsh.agent.tool import AgentTool
     from xcsh.coding.events import SessionEvent
 
 logger = logging.getLogger(__name__)

@@ -24,13 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.subagents.agents import AgentDefinition, load_agents
 from xcsh.coding.tools.errors import ToolError
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentToolResult, ToolUpdate
     from xcsh.coding.discovery import Discovered
     from xcsh.coding.session import AgentSession
     from xcsh.coding.subagents.child import ChildResult

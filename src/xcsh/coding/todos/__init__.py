@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from xcsh.agent.types import CustomMessage, ToolResultMessage
 from xcsh.coding.messages import custom_message
 from xcsh.coding.todos.prelude import eager_prelude
 from xcsh.coding.todos.reminders import TodoReminders
@@ -20,6 +19,7 @@ from xcsh.coding.todos.state import TodoStore, latest_todo_phases, without_done
 from xcsh.coding.todos.tool import TOOL_NAME, create_todo_write_tool
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import CustomMessage, ToolResultMessage
     from xcsh.coding.events import SessionEvent
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession

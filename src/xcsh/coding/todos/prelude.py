@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xcsh.agent.types import AgentMessage
 from xcsh.coding.hooks import PromptContributor
 from xcsh.coding.messages import custom_message
 from xcsh.coding.recovery import has_small_profile
@@ -16,6 +15,7 @@ from xcsh.coding.todos.state import TodoStore
 from xcsh.coding.todos.tool import TOOL_NAME
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage
     from xcsh.coding.session import AgentSession
 
 PRELUDE_TYPE = "eager-todo-prelude"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xcsh.agent.types import AgentMessage
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message, last_assistant
 from xcsh.coding.todos.state import TodoStore, open_tasks_by_phase
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentMessage
     from xcsh.coding.session import AgentSession
 
 

@@ -8,12 +8,15 @@ that tool result is how todos survive a reload.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.todos.state import DONE_STATUSES, OPEN_STATUSES, TODO_STATUSES, TodoStore
+
+if TYPE_CHECKING:
+    from xcsh.agent.types import AgentToolResult, ToolUpdate
 
 TOOL_NAME = "todo_write"
 

@@ -1,6 +1,6 @@
 """The built-in coding tools.
 
-``create_coding_tools(cwd, names, options)`` builds :class:`~xcsh.agent.types.AgentTool`
+``create_coding_tools(cwd, names, options)`` builds :class:`~xcsh.agent.tool.AgentTool`
 instances bound to the session working directory, in ``BUILTIN_TOOL_NAMES`` order
 (``None`` = all). Provided: ``read``, ``bash``, ``edit`` (hashline or replace mode,
 per ``ToolOptions.edit_mode``), ``write``, ``grep``, ``find``, ``ast_grep``,
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools import defs_files as files
 from xcsh.coding.tools import defs_search as search
@@ -30,6 +30,7 @@ from xcsh.coding.tools.defs_files import Numbering
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentToolResult, ToolUpdate
     from xcsh.coding.tools.bash import create_bash_tool
     from xcsh.coding.tools.edit import create_edit_tool
     from xcsh.coding.tools.edit_hashline import create_hashline_edit_tool

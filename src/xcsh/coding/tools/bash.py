@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.bash import OUTPUT_LIMIT_BYTES
 from xcsh.coding.bash.process import (

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.defs_search import CALC_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_search import CALC_PARAMETERS as _PARAMETERS

@@ -3,7 +3,7 @@
 
 The session's tool list (``dumpTools``, the system prompt) is built from these at start-up;
 the implementation modules are imported when a tool first runs (:mod:`xcsh.coding.tools`).
-Each implementation builds its :class:`~xcsh.agent.types.AgentTool` from the same values.
+Each implementation builds its :class:`~xcsh.agent.tool.AgentTool` from the same values.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.defs_files import EDIT_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_files import EDIT_PARAMETERS as _PARAMETERS

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.defs_search import GREP_DEFAULT_CONTEXT as DEFAULT_CONTEXT
 from xcsh.coding.tools.defs_search import GREP_DEFAULT_LIMIT as DEFAULT_LIMIT

@@ -17,15 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.options import StreamOptions
-from xcsh.ai.types import Model
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 from xcsh.coding.tools.truncate import format_size
 
 if TYPE_CHECKING:
+    from xcsh.agent.types import AgentToolResult, ToolUpdate
+    from xcsh.ai.types import Model
     from xcsh.coding.models import ModelRegistry
     from xcsh.coding.settings import Settings
 

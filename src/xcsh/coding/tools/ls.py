@@ -14,7 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.defs_files import DEFAULT_LS_LIMIT
 from xcsh.coding.tools.defs_files import LS_DESCRIPTION as _DESCRIPTION

@@ -17,7 +17,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.defs_files import NOTEBOOK_ACTIONS as ACTIONS
 from xcsh.coding.tools.defs_files import NOTEBOOK_DESCRIPTION as _DESCRIPTION

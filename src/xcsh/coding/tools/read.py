@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xcsh.agent.types import AgentTool, AgentToolResult, ToolUpdate
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools import read_sources as sources
 from xcsh.coding.tools.defs_files import DEFAULT_READ_LINES, Numbering, read_description

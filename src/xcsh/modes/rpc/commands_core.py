@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from xcsh.ai.types import ImageContent
 from xcsh.coding.errors import CommandError
 from xcsh.coding.secrets import public_model
 from xcsh.modes.rpc.shapes import cycle_payload, encoded_state
 
 if TYPE_CHECKING:
+    from xcsh.ai.types import ImageContent
     from xcsh.modes.rpc.server import Handler, InstantHandler, RpcServer
     from xcsh.rpc import commands as c
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from xcsh.agent.types import AgentTool
+from xcsh.agent.tool import AgentTool
 from xcsh.rpc.jsonl import encode_json
 
 _parts = operator.attrgetter("name", "description", "parameters")
