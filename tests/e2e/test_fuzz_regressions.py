@@ -7,10 +7,12 @@ them to be read in one loop turn (the server then handles them without a turn in
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -340,3 +342,50 @@ async def test_switch_session_and_export_html_to_a_pipe_are_refused_and_leave_it
     assert exported["success"] is False and "not a regular file" in exported["error"]
     assert state["sessionFile"] != str(fifo)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+async def test_stdin_ending_while_a_compact_waits_on_the_model_ends_the_process(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # commands received before EOF are answered before the exit, and a compact whose summary
+    # stream never ended held the process forever (found by the second fuzzing round, seed 810)
+    turns = 8
+    fake_llm.script(*[script.text("answer " + "z" * 20_000) for _ in range(turns)], script.hold("summary"))
+    prompts = b"".join(
+        json.dumps({"id": f"p{i}", "type": "prompt", "message": f"question {i}"}).encode() + b"\n"
+        for i in range(turns)
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "xcsh",
+        "--mode",
+        "rpc",
+        *BASE_ARGS,
+        cwd=workspace.proj,
+        env=workspace.env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=1 << 22,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            for line in prompts.splitlines(keepends=True):
+                process.stdin.write(line)
+                while json.loads(await process.stdout.readline()).get("type") != "agent_end":
+                    pass
+            process.stdin.write(b'{"id":"c","type":"compact"}\n')
+            await process.stdin.drain()
+            await asyncio.to_thread(fake_llm.wait_for_requests, turns + 1, 20)  # the summary is streaming
+            process.stdin.close()
+            rest = [json.loads(line) async for line in process.stdout]
+            code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert code == 0
+    compact = [f for f in rest if f.get("type") == "response" and f.get("command") in ("compact", "parse")]
+    assert len(compact) == 1 and compact[0]["success"] is False  # answered: cancelled

@@ -67,6 +67,11 @@ NO_DATA = _NoData()
 HANDLED = _Handled()
 
 
+# after stdin's end, how often a blocking command still running is aborted again (one started
+# after the previous abort, e.g. the next compact in the queue)
+_EOF_ABORT_EVERY_S = 0.05
+
+
 def _exit_process() -> None:
     import os
     import sys
@@ -107,6 +112,7 @@ class RpcServer:
         # commands whose handler never waits (get_state, prompt): answered at once when nothing is queued
         self.instant: dict[str, InstantHandler] = {}
         self._jobs = 0  # ordinary commands queued or running, control commands running
+        self._blocking = 0  # blocking commands (bash, compact, session switches …) running
         self._control: set[asyncio.Task[Any]] = set()  # control commands running
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
@@ -202,9 +208,18 @@ class RpcServer:
                     feed(await reader.queue.get())
             # pending host-tool calls fail first, so nothing queued can wait on the host
             self._run_eof_callbacks()
-            # commands already received are still answered before leaving
+            # commands already received are still answered before leaving; but the exit does not
+            # wait on the model or a shell for a host that is gone (rpc-protocol §2.5): a blocking
+            # command running now or later (a compact on a stream that never ends, a long bash) is
+            # aborted, and answers as an aborted one does
             await self._queue.put(None)
-            await worker
+            while not worker.done():
+                if self._blocking:
+                    from xcsh.coding.user_bash import abort_user_bash
+
+                    abort_user_bash(self.session)
+                    await self.session.abort()
+                await asyncio.wait({worker}, timeout=_EOF_ABORT_EVERY_S)
         finally:
             worker.cancel()
             self._run_eof_callbacks()
@@ -370,11 +385,16 @@ class RpcServer:
         if resolved is None:
             return
         kind, cid, handler, checked = resolved
+        spec = SPECS.get(kind)
+        blocking = spec is not None and spec.blocking
+        self._blocking += blocking
         try:
             result = await handler(self, checked)
         except Exception as exc:
             self._failed(kind, cid, exc)
             return
+        finally:
+            self._blocking -= blocking
         if result is HANDLED:
             return
         self.respond(kind, cid, data=result)
