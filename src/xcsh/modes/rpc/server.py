@@ -113,6 +113,8 @@ class RpcServer:
         self.instant: dict[str, InstantHandler] = {}
         self._jobs = 0  # ordinary commands queued or running, control commands running
         self._blocking = 0  # blocking commands (bash, compact, session switches …) running
+        self._input_ended = False
+        self._aborting: asyncio.Task[None] | None = None  # after stdin's end: aborting blocking commands
         self._control: set[asyncio.Task[Any]] = set()  # control commands running
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
@@ -213,16 +215,26 @@ class RpcServer:
             # command running now or later (a compact on a stream that never ends, a long bash) is
             # aborted, and answers as an aborted one does
             await self._queue.put(None)
-            while not worker.done():
-                if self._blocking:
-                    from xcsh.coding.user_bash import abort_user_bash
-
-                    abort_user_bash(self.session)
-                    await self.session.abort()
-                await asyncio.wait({worker}, timeout=_EOF_ABORT_EVERY_S)
+            self._input_ended = True
+            if self._blocking:
+                self._abort_blocking()
+            await worker
         finally:
             worker.cancel()
             self._run_eof_callbacks()
+
+    def _abort_blocking(self) -> None:
+        """After stdin's end: abort the blocking commands running, again until none runs."""
+        if self._aborting is None or self._aborting.done():
+            self._aborting = self.spawn(self._abort_while_blocking())
+
+    async def _abort_while_blocking(self) -> None:
+        from xcsh.coding.user_bash import abort_user_bash
+
+        while self._blocking:
+            abort_user_bash(self.session)
+            await self.session.abort()
+            await asyncio.sleep(_EOF_ABORT_EVERY_S)  # one that started meanwhile is aborted too
 
     def _run_eof_callbacks(self) -> None:
         callbacks, self.on_eof = self.on_eof, []
@@ -388,6 +400,8 @@ class RpcServer:
         spec = SPECS.get(kind)
         blocking = spec is not None and spec.blocking
         self._blocking += blocking
+        if blocking and self._input_ended:
+            self._abort_blocking()
         try:
             result = await handler(self, checked)
         except Exception as exc:
