@@ -74,3 +74,20 @@ async def test_killing_a_started_kernel_closes_its_descriptors_at_once(tmp_path:
     finally:
         if was_enabled:
             gc.enable()
+
+
+async def test_a_started_kernel_runs_no_heartbeat_thread(tmp_path: Path) -> None:
+    """The manager tells whether the kernel lives; a heartbeat thread stopped while it was still
+    starting (a cancelled start) spun creating zmq sockets until its context had none left."""
+    pytest.importorskip("ipykernel")
+    import threading
+
+    from jupyter_client.channels import HBChannel
+
+    kernel = PythonKernel(tmp_path)
+    try:
+        outcome = await kernel.execute("print(1)", 30, None)
+        assert outcome.text == "1\n"
+        assert not [t for t in threading.enumerate() if isinstance(t, HBChannel)]
+    finally:
+        kernel.kill()

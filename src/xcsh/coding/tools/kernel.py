@@ -84,7 +84,11 @@ class PythonKernel:
         client = None
         try:
             client = manager.client()
-            client.start_channels()
+            # no heartbeat thread: the manager tells whether the kernel lives (jupyter-client asks
+            # it for a client it made), and stopping the channels while that thread was still
+            # starting (a cancelled start) left it spinning, one zmq socket after another, until
+            # the context had none left ("Too many open files" from the channel thread)
+            client.start_channels(hb=False)
             await client.wait_for_ready(timeout=START_TIMEOUT_S)
         except BaseException as exc:  # a cancellation too: the kernel must not run on unowned
             self._manager, self._client, self._pid = manager, client, pid
@@ -105,7 +109,7 @@ class PythonKernel:
             _end_group(self._pid)  # the old kernel's children
             self._pid = _guard(self._manager)
             self._client = self._manager.client()
-            self._client.start_channels()
+            self._client.start_channels(hb=False)
             await self._client.wait_for_ready(timeout=START_TIMEOUT_S)
 
     async def execute(
