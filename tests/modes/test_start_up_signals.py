@@ -9,6 +9,8 @@ graceful stop (status 143), never the default action.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -54,3 +56,23 @@ def test_sigterm_after_the_ready_frame_of_an_idle_start_is_a_graceful_stop(works
     _read_until(process, b'"type":"ready"')
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
+
+
+async def test_a_stop_signal_held_before_the_handlers_are_installed_is_handled_once() -> None:
+    from xcsh.modes.signals import StopHandlers
+
+    exits: list[int] = []
+    stop = StopHandlers(lambda: None, exit=exits.append)
+    stop.hold()
+    try:
+        os.kill(os.getpid(), signal.SIGHUP)  # noted while held: neither the default action nor lost
+        for _ in range(100):  # loop turns: the Python-level handler runs between bytecodes
+            await asyncio.sleep(0)
+        stop.install()
+        async with asyncio.timeout(30):
+            await stop.settle()
+        for _ in range(100):  # loop turns: a second delivery of the same signal would show here
+            await asyncio.sleep(0)
+    finally:
+        stop.remove()
+    assert exits == [128 + signal.SIGHUP]

@@ -72,3 +72,36 @@ async def test_a_second_stop_signal_exits_at_once_while_the_first_waits_for_a_re
     expected = [store.header, *store.entries]
     assert path.read_bytes() == b"".join((serialize_entry(o, None) + "\n").encode() for o in expected)
     SessionStore.open(path, cwd_for_new=tmp_path).close()  # the first stop closed the file (its lock is free)
+
+
+async def test_a_shutdown_cancelled_while_it_waits_for_a_rewrite_still_closes_the_file_and_frees_its_lock(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    session = fake_session(tmp_path, fake_llm.base_url)
+    store = SessionStore.create(tmp_path / "sessions", tmp_path)
+    for i in range(10):
+        store.append_message(user(f"question {i}"))
+    session.adopt_store(store, "resume")
+    path = store.path
+    assert path is not None
+    entered, release = threading.Event(), threading.Event()
+    target = store.entries[3]
+    store.rewrite_entries(
+        {target["id"]: {**target, "message": HeldOpen(entered, release, **target["message"])}}
+    )
+    assert entered.wait(BOUND_S)  # the rewrite runs, held in that entry's encoding
+    shutdown = asyncio.ensure_future(session.shutdown_async())
+    for _ in range(1000):  # loop turns until the shutdown waits on its worker thread
+        if shutdown.done() or not store.is_rewriting:
+            break
+        await asyncio.sleep(0)
+    shutdown.cancel()  # e.g. an in-process host killing the session at close
+    release.set()  # the close left in the cancelled shutdown waits for the rewrite, then closes
+    try:
+        async with asyncio.timeout(BOUND_S):
+            await shutdown
+    except asyncio.CancelledError:
+        pass
+    expected = [store.header, *store.entries]
+    assert path.read_bytes() == b"".join((serialize_entry(o, None) + "\n").encode() for o in expected)
+    SessionStore.open(path, cwd_for_new=tmp_path).close()  # closed: its lock is free

@@ -493,7 +493,8 @@ class AgentSession:
 
     def shutdown(self) -> None:
         """Release the session file (called when the process is about to exit); waits, on the
-        calling thread, for a rewrite of the file in progress (:meth:`shutdown_async` does not)."""
+        calling thread, for a rewrite of the file in progress (:meth:`shutdown_async` waits off
+        the event loop)."""
         for callback in self._hooks.on_shutdown:
             callback()
         self._store.close()
@@ -506,6 +507,10 @@ class AgentSession:
         for callback in self._hooks.on_shutdown:
             callback()
         store = self._store
-        if store.is_rewriting:  # else no worker thread is started at every exit
-            await asyncio.to_thread(store.wait_for_rewrite)
-        store.close()  # waits again only for a rewrite requested meanwhile
+        try:
+            if store.is_rewriting:  # else no worker thread is started at every exit
+                await asyncio.to_thread(store.wait_for_rewrite)
+        finally:
+            # also when cancelled while waiting: the file is closed and its lock released
+            # (waiting for the rewrite on this thread then)
+            store.close()  # waits again only for a rewrite requested meanwhile

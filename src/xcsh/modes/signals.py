@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable
 
@@ -58,7 +59,7 @@ class StopHandlers:
         self._loop = asyncio.get_running_loop()
         self._signum: int | None = None
         self._task: asyncio.Task[None] | None = None
-        self._held: list[int] = []
+        self._held: tuple[socket.socket, socket.socket] | None = None
 
     @property
     def stopping(self) -> bool:
@@ -79,25 +80,45 @@ class StopHandlers:
             await self._task
 
     def hold(self) -> None:
-        """Until :meth:`install`, only note the stop signals (one plain ``signal.signal`` each,
-        far cheaper than the loop's handlers); :meth:`install` then handles what was noted."""
+        """Until :meth:`install`, the stop signals only write their number to a socket of our
+        own (``signal.set_wakeup_fd`` and no-op handlers, far cheaper than the loop's
+        handlers); :meth:`install` then handles what arrived. The loop's first handler
+        replaces that wakeup fd in one step, so each signal reaches exactly one of the two
+        (noting it in a Python handler as well could handle one arriving mid-install twice,
+        and the second time is the immediate exit)."""
+        reader, writer = socket.socketpair()
+        reader.setblocking(False)
+        writer.setblocking(False)
+        self._held = (reader, writer)
+        signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         for signum in STOP_SIGNALS:
-            signal.signal(signum, self._note)
-
-    def _note(self, signum: int, frame: object) -> None:
-        self._held.append(signum)
+            signal.signal(signum, _ignore)
 
     def install(self) -> None:
         for signum in STOP_SIGNALS:
             self._loop.add_signal_handler(signum, self.on_signal, signum)
-        held, self._held = self._held, []
-        for noted in held:
-            self.on_signal(noted)
+        if self._held is None:
+            return
+        reader, writer = self._held
+        self._held = None
+        noted = b""
+        with contextlib.suppress(OSError):  # BlockingIOError: nothing (more) arrived
+            while chunk := reader.recv(64):
+                noted += chunk
+        reader.close()
+        writer.close()
+        for number in noted:
+            if number in STOP_SIGNALS:
+                self.on_signal(number)
 
     def remove(self) -> None:
         for signum in STOP_SIGNALS:
             with contextlib.suppress(Exception):
                 self._loop.remove_signal_handler(signum)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """A Python-level handler that does nothing: the signal's number still reaches the wakeup fd."""
 
 
 def install_stop_handlers(

@@ -74,10 +74,12 @@ class _Live:
             finally:
                 self.queue.task_done()
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Stop forwarding events and shut the session down (a rewrite of its file in progress
+        is waited for off the event loop)."""
         self.unsubscribe()
         self.pump.cancel()
-        self.session.shutdown()
+        await self.session.shutdown_async()
 
 
 def _prompt_input(blocks: list[Any]) -> tuple[str, list[ImageContent] | None]:
@@ -126,7 +128,7 @@ class XcshAcpAgent:
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
 
-    def _open(self, cwd: str, session: str | None) -> _Live:
+    async def _open(self, cwd: str, session: str | None) -> _Live:
         assert self.client is not None
         options = msgspec.structs.replace(self.base, cwd=Path(cwd), session=session, continue_session=False)
         try:
@@ -144,12 +146,12 @@ class XcshAcpAgent:
             runner.ui = ui
         previous = self.sessions.pop(session_id, None)
         if previous is not None:
-            previous.close()
+            await previous.close()
         self.sessions[session_id] = live
         return live
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
-        live = self._open(cwd, None)
+        live = await self._open(cwd, None)
         self._announce_commands(live)
         return NewSessionResponse(session_id=live.session_id)
 
@@ -172,7 +174,7 @@ class XcshAcpAgent:
             )
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
-        live = self._open(cwd, session_id)
+        live = await self._open(cwd, session_id)
         assert self.client is not None
         for update in from_history(live.session.messages):
             await self.client.session_update(session_id=live.session_id, update=update)
@@ -223,7 +225,8 @@ class XcshAcpAgent:
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Shut every session down (at the end of input)."""
         for live in self.sessions.values():
-            live.close()
+            await live.close()
         self.sessions.clear()

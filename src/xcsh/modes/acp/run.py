@@ -61,7 +61,7 @@ def run_acp(options: StartupOptions) -> int:
             # methods the agent lacks (modes, config options …) are answered "method not found"
             await run_agent(cast("Agent", agent), writer, reader)
         finally:
-            agent.close()
+            await agent.close()
 
     asyncio.run(main())
     sys.stderr.flush()

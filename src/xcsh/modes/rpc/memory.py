@@ -111,10 +111,12 @@ class MemoryProcess:
             self.returncode = 1
             raise
         finally:
-            if self.session is not None and not self._shut_down:
-                await self.session.shutdown_async()  # the loop runs on while a rewrite ends
-            writer.closed = True
-            self.stdout.chunks.put_nowait(b"")
+            try:
+                if self.session is not None and not self._shut_down:
+                    await self.session.shutdown_async()  # the loop runs on while a rewrite ends
+            finally:  # also when the host kills this session while it waits
+                writer.closed = True
+                self.stdout.chunks.put_nowait(b"")
 
     async def wait(self) -> int:
         with contextlib.suppress(asyncio.CancelledError):
