@@ -100,17 +100,25 @@ def write_linear_session(path: Path, cwd: Path, messages: int, text: Callable[[i
     path.write_text("\n".join(lines) + "\n")
 
 
-async def spawn_on_session(session: Path, cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
-    """The real ``xcsh --mode rpc`` (fake model, no tools) resuming ``session``, its stdin and
-    stdout piped (lines up to 16 MiB) for tests that read raw frames."""
-    argv = [sys.executable, "-m", "xcsh", "--mode", "rpc", "--model", "fake/fake-model", "--no-tools"]
+async def spawn_rpc(cwd: Path, env: dict[str, str], *args: str) -> asyncio.subprocess.Process:
+    """The real ``xcsh --mode rpc *args`` with stdin and stdout piped (lines up to 16 MiB) and
+    stderr dropped, for tests that write and read raw frames."""
     return await asyncio.create_subprocess_exec(
-        *argv,
-        "--session",
-        str(session),
+        sys.executable,
+        "-m",
+        "xcsh",
+        "--mode",
+        "rpc",
+        *args,
         cwd=cwd,
         env=env,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
         limit=1 << 24,
     )
+
+
+async def spawn_on_session(session: Path, cwd: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """:func:`spawn_rpc` on the fake model, without tools, resuming ``session``."""
+    return await spawn_rpc(cwd, env, "--model", "fake/fake-model", "--no-tools", "--session", str(session))

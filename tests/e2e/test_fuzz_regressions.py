@@ -12,11 +12,11 @@ import contextlib
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 from conftest import BASE_ARGS, Workspace, user_texts
+from e2e.helpers import spawn_rpc
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -355,20 +355,7 @@ async def test_stdin_ending_while_a_compact_waits_on_the_model_ends_the_process(
         json.dumps({"id": f"p{i}", "type": "prompt", "message": f"question {i}"}).encode() + b"\n"
         for i in range(turns)
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "xcsh",
-        "--mode",
-        "rpc",
-        *BASE_ARGS,
-        cwd=workspace.proj,
-        env=workspace.env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=1 << 22,
-    )
+    process = await spawn_rpc(workspace.proj, workspace.env, *BASE_ARGS)
     assert process.stdin is not None and process.stdout is not None
     try:
         async with asyncio.timeout(30):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 import yaml
 
 from conftest import Workspace, fake_models_yml
+from e2e.helpers import spawn_rpc
 from xcsh.rpc.client import RpcClient
 from xcsh.rpc.jsonl import encode_frame
 from xcsh.testing import script
@@ -247,22 +247,7 @@ async def test_a_host_that_stops_reading_can_still_write_all_its_commands(worksp
     lines = b"".join(
         encode_frame({"id": f"s{i}", "type": "get_state", "padding": padding}) for i in range(count)
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "xcsh",
-        "--mode",
-        "rpc",
-        "--model",
-        "fake/fake-model",
-        *PLAIN,
-        cwd=workspace.proj,
-        env=workspace.env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=1 << 22,
-    )
+    process = await spawn_rpc(workspace.proj, workspace.env, "--model", "fake/fake-model", *PLAIN)
     assert process.stdin is not None and process.stdout is not None
     try:
         async with asyncio.timeout(5):

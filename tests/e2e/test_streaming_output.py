@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from typing import Any
 
 from conftest import Workspace
+from e2e.helpers import spawn_rpc
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -17,21 +17,7 @@ VOLATILE = frozenset({"timestamp", "duration", "ttft"})
 
 
 async def spawn_raw(workspace: Workspace, *args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "xcsh",
-        "--mode",
-        "rpc",
-        *PLAIN,
-        *args,
-        cwd=workspace.proj,
-        env=workspace.env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=1 << 24,
-    )
+    return await spawn_rpc(workspace.proj, workspace.env, *PLAIN, *args)
 
 
 async def next_frame(process: asyncio.subprocess.Process) -> dict[str, Any]:
