@@ -27,16 +27,21 @@ def user(text: str) -> dict[str, Any]:
     }
 
 
-async def test_a_second_stop_signal_exits_at_once_while_the_first_waits_for_a_rewrite_of_the_session_file(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
+def resumed_session(tmp_path: Path, fake_llm: FakeLLM) -> tuple[Any, SessionStore, Path]:
+    """A session on the fake model resuming a file of ten user messages: (session, store, path)."""
     session = fake_session(tmp_path, fake_llm.base_url)
     store = SessionStore.create(tmp_path / "sessions", tmp_path)
     for i in range(10):
         store.append_message(user(f"question {i}"))
     session.adopt_store(store, "resume")
-    path = store.path
-    assert path is not None
+    assert store.path is not None
+    return session, store, store.path
+
+
+async def test_a_second_stop_signal_exits_at_once_while_the_first_waits_for_a_rewrite_of_the_session_file(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    session, store, path = resumed_session(tmp_path, fake_llm)
     original = os.open(path, os.O_RDONLY)  # the file before the rewrite is renamed over it
     exits: list[tuple[int, bool]] = []  # (status, whether the rewrite was still running then)
     exited = asyncio.Event()
@@ -77,13 +82,7 @@ async def test_a_second_stop_signal_exits_at_once_while_the_first_waits_for_a_re
 async def test_a_shutdown_cancelled_while_it_waits_for_a_rewrite_still_closes_the_file_and_frees_its_lock(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    session = fake_session(tmp_path, fake_llm.base_url)
-    store = SessionStore.create(tmp_path / "sessions", tmp_path)
-    for i in range(10):
-        store.append_message(user(f"question {i}"))
-    session.adopt_store(store, "resume")
-    path = store.path
-    assert path is not None
+    session, store, path = resumed_session(tmp_path, fake_llm)
     entered, release = threading.Event(), threading.Event()
     target = store.entries[3]
     store.rewrite_entries(
