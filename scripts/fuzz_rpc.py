@@ -242,35 +242,30 @@ def random_reply(rng: random.Random, gates: list[s.Gate], host_tool: bool) -> An
     return s.thinking("hmm", "done")
 
 
+# fixed junk lines: a lone surrogate, a NaN id, NUL and CR, nesting deeper than the parsers,
+# unknown ids, duplicate keys, numbers out of range, a bad image, bidi and BOM characters
+_JUNK_LINES: tuple[bytes, ...] = (
+    b'{"type":"prompt","message":"\\ud800"}',
+    b'{"type":"get_state","id":NaN}',
+    b'{"type":"steer","message":"x"}\x00',
+    b'{"type":"set_todos","phases":' + b"[" * 5000 + b"]" * 5000 + b"}",
+    b'{"type":"extension_ui_response","id":"nope","value":"x"}',
+    b'{"type":"host_tool_result","id":"unknown","result":{"content":[{"type":"text","text":"x"}]}}',
+    b'{"type":"host_tool_update","id":"unknown","partialResult":{"content":[]}}',
+    b'{"type":"host_tool_result","id":"x","result":{"content":"notalist"}}',
+    b'{"type":"get_state","id":"a","id":"b"}\r',
+    b'{"type":"set_model","provider":1e400,"modelId":-0}',
+    b'{"type":"prompt","message":"x","images":[{"type":"image","data":"!!!","mimeType":"image/png"}],"streamingBehavior":"steer"}',
+    b'{"type":"bash","command":"echo \\u0000"}',
+    '{"type":"set_session_name","name":"\u202e\U0001f600\ufeff"}'.encode(),
+)
+
+
 def junk_line(rng: random.Random) -> bytes:
-    kind = rng.randrange(14)
+    kind = rng.randrange(1 + len(_JUNK_LINES))  # the same draws as before: seeds replay
     if kind == 0:
         return bytes(rng.randrange(256) for _ in range(rng.randint(1, 200))).replace(b"\n", b" ")
-    if kind == 1:
-        return b'{"type":"prompt","message":"\\ud800"}'
-    if kind == 2:
-        return b'{"type":"get_state","id":NaN}'
-    if kind == 3:
-        return b'{"type":"steer","message":"x"}\x00'
-    if kind == 4:
-        return b'{"type":"set_todos","phases":' + b"[" * 5000 + b"]" * 5000 + b"}"
-    if kind == 5:
-        return b'{"type":"extension_ui_response","id":"nope","value":"x"}'
-    if kind == 6:
-        return b'{"type":"host_tool_result","id":"unknown","result":{"content":[{"type":"text","text":"x"}]}}'
-    if kind == 7:
-        return b'{"type":"host_tool_update","id":"unknown","partialResult":{"content":[]}}'
-    if kind == 8:
-        return b'{"type":"host_tool_result","id":"x","result":{"content":"notalist"}}'
-    if kind == 9:
-        return b'{"type":"get_state","id":"a","id":"b"}\r'
-    if kind == 10:
-        return b'{"type":"set_model","provider":1e400,"modelId":-0}'
-    if kind == 11:
-        return b'{"type":"prompt","message":"x","images":[{"type":"image","data":"!!!","mimeType":"image/png"}],"streamingBehavior":"steer"}'
-    if kind == 12:
-        return b'{"type":"bash","command":"echo \\u0000"}'
-    return '{"type":"set_session_name","name":"\u202e\U0001f600\ufeff"}'.encode()
+    return _JUNK_LINES[kind - 1]
 
 
 def command(
