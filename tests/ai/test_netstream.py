@@ -56,6 +56,27 @@ async def both(scenario: Callable[[httpcore2.AsyncNetworkBackend], Awaitable[Any
     return {name: await outcome(scenario(backend())) for name, backend in BACKENDS.items()}
 
 
+async def read_after_lagging(
+    stream: httpcore2.AsyncNetworkStream, done: asyncio.Event, most_buffered: int | None = None
+) -> bytes:
+    """Wait (loop turns) until the adapter has paused reading with the server's writes still
+    blocked (``done`` unset), then read everything; each read finds at most ``most_buffered``
+    bytes waiting, when given. The stream is closed."""
+    assert isinstance(stream, netstream.AsyncioStream)
+    protocol = stream._protocol
+    for _ in range(100_000):
+        if protocol.read_paused:
+            break
+        await asyncio.sleep(0)
+    assert protocol.read_paused and not done.is_set()
+    received = bytearray()
+    while chunk := await stream.read(65536, timeout=5):
+        assert most_buffered is None or protocol.buffered <= most_buffered
+        received += chunk
+    await stream.aclose()
+    return bytes(received)
+
+
 async def test_bytes_then_the_end_read_the_same() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(b"hello, " * 1000)
@@ -229,19 +250,9 @@ async def test_a_reader_that_lags_leaves_the_rest_in_the_kernel_and_gets_every_b
 
     async with serving(handler) as port:
         stream = await netstream.AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
-        assert isinstance(stream, netstream.AsyncioStream)
-        protocol = stream._protocol
-        for _ in range(10_000):  # loop turns until the client has stopped taking bytes
-            if protocol.read_paused:
-                break
-            await asyncio.sleep(0)
-        assert protocol.read_paused and not done.is_set()
-        received = bytearray()
-        while chunk := await stream.read(65536, timeout=5):
-            assert protocol.buffered <= 2 * 256 * 1024  # at most two socket reads (asyncio's size)
-            received += chunk
-        await stream.aclose()
-    assert bytes(received) == payload and done.is_set()
+        # at most two socket reads (asyncio's size) wait at any read
+        received = await read_after_lagging(stream, done, most_buffered=2 * 256 * 1024)
+    assert received == payload and done.is_set()
 
 
 @asynccontextmanager
@@ -276,18 +287,8 @@ async def test_after_start_tls_a_reader_that_lags_still_gets_every_byte_in_order
     async with serving_tls(handler) as (port, context):
         plain = await netstream.AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
         stream = await plain.start_tls(context, server_hostname="127.0.0.1", timeout=5)
-        assert isinstance(stream, netstream.AsyncioStream)
-        protocol = stream._protocol
-        for _ in range(100_000):  # loop turns until the client has stopped taking bytes
-            if protocol.read_paused:
-                break
-            await asyncio.sleep(0)
-        assert protocol.read_paused and not done.is_set()
-        received = bytearray()
-        while chunk := await stream.read(65536, timeout=5):
-            received += chunk
-        await stream.aclose()
-    assert bytes(received) == payload and done.is_set()
+        received = await read_after_lagging(stream, done)
+    assert received == payload and done.is_set()
 
 
 async def test_a_socket_option_that_fails_closes_the_new_connection() -> None:
