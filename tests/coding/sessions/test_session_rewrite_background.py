@@ -127,16 +127,22 @@ def test_a_rewrite_that_fails_in_the_background_leaves_the_old_file_and_is_raise
     store.close()
 
 
-def test_a_whole_write_during_a_rewrite_makes_that_rewrite_stale_and_it_is_dropped(tmp_path: Path) -> None:
-    """The file vanishes while a rewrite runs: the next append writes it whole again (everything
-    in memory), and the rewrite, started from the older state, must not be renamed over it."""
+def reopened(tmp_path: Path) -> tuple[SessionStore, Path, Any]:
+    """A stored session closed and opened again (nothing appended yet, so no descriptor is open):
+    (store, its path, its custom entry)."""
     first = stored(tmp_path)
     path = first.path
     assert path is not None
     first.close()
-    store = SessionStore.open(path, cwd_for_new=tmp_path)  # nothing appended yet: no open descriptor
+    store = SessionStore.open(path, cwd_for_new=tmp_path)
+    return store, path, next(e for e in store.entries if e["type"] == "custom")
+
+
+def test_a_whole_write_during_a_rewrite_makes_that_rewrite_stale_and_it_is_dropped(tmp_path: Path) -> None:
+    """The file vanishes while a rewrite runs: the next append writes it whole again (everything
+    in memory), and the rewrite, started from the older state, must not be renamed over it."""
+    store, path, target = reopened(tmp_path)
     entered, release = threading.Event(), threading.Event()
-    target = next(e for e in store.entries if e["type"] == "custom")
     try:
         store.rewrite_entries({target["id"]: {**target, "data": HeldOpen(entered, release, held=True)}})
         assert entered.wait(BOUND_S)
@@ -221,13 +227,8 @@ def test_a_rewrite_that_fails_after_a_whole_write_made_it_stale_is_dropped_and_l
 ) -> None:
     """The held rewrite's entry cannot be encoded, but before it fails the entry is replaced, the
     file vanishes and the next append writes it whole: the failure belongs to a stale rewrite."""
-    first = stored(tmp_path)
-    path = first.path
-    assert path is not None
-    first.close()
-    store = SessionStore.open(path, cwd_for_new=tmp_path)  # nothing appended yet: no open descriptor
+    store, path, target = reopened(tmp_path)
     entered, release = threading.Event(), threading.Event()
-    target = next(e for e in store.entries if e["type"] == "custom")
     try:
         store.rewrite_entries({target["id"]: {**target, "data": HeldOpen(entered, release, bad=object())}})
         assert entered.wait(BOUND_S)
