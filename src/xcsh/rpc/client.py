@@ -12,7 +12,8 @@ Two timeouts: ``timeout`` bounds each command's answer (default 30 s); ``run_tim
 bounds a whole run in :meth:`~RpcClient.wait_for_idle` / :meth:`~RpcClient.prompt_and_wait`
 (default: none; the agent may work for hours). A process that exits before ``ready``
 raises :class:`RpcStartupError` at once with its exit status and the end of its stderr.
-Received frames are kept in a bounded :class:`~xcsh.rpc.frame_log.FrameLog`.
+Received frames are kept in a bounded :class:`~xcsh.rpc.frame_log.FrameLog`; host tool calls
+and extension dialogs are answered by :class:`~xcsh.rpc.client_host.HostAnswers`.
 
 This module imports only wire types, so hosts can use it without the agent.
 """
@@ -25,11 +26,13 @@ import itertools
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack, cast
 
 from xcsh.rpc.client_commands import AsyncCommands
+from xcsh.rpc.client_host import FRAME_TYPES as HOST_FRAME_TYPES
+from xcsh.rpc.client_host import HostAnswers, HostToolHandler, UiHandler
 from xcsh.rpc.deep_json import decode_deep
 from xcsh.rpc.frame_log import FrameLog
 from xcsh.rpc.frames import ServerEvent
@@ -38,10 +41,6 @@ from xcsh.rpc.rebuild import PartialMessages
 
 T = TypeVar("T")
 Frame = dict[str, Any]
-HostToolHandler = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], Awaitable[Any]]
-# an extension_ui_request → the answer's fields ({"value": …}, {"confirmed": …}, {"cancelled": True}) or None
-UiHandler = Callable[[Frame], Awaitable[dict[str, Any] | None]]
-DIALOGS = frozenset({"select", "confirm", "input", "editor"})
 STDERR_TAIL_BYTES = 8192
 
 
@@ -104,9 +103,7 @@ class RpcClient(AsyncCommands):
         self._reader: asyncio.Task[None] | None = None
         self._stderr_reader: asyncio.Task[None] | None = None
         self._stderr_tail: deque[bytes] = deque()
-        self._host_tools: dict[str, HostToolHandler] = {}
-        self._host_tasks: dict[str, asyncio.Task[None]] = {}
-        self._ui_handler: UiHandler | None = None
+        self._host = HostAnswers(self.send_raw)  # host tool calls and extension dialogs
         self._ready = asyncio.Event()
         self._partials = PartialMessages()  # rebuilds delta-mode message_update frames
 
@@ -203,8 +200,7 @@ class RpcClient(AsyncCommands):
             if task is not None:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await asyncio.wait_for(task, timeout)
-        for host_task in self._host_tasks.values():
-            host_task.cancel()
+        self._host.cancel_all()
         return self.process.returncode
 
     # ---- frames ------------------------------------------------------------------------
@@ -254,14 +250,8 @@ class RpcClient(AsyncCommands):
             self._ready.set()
         elif kind == "response":
             self._resolve(frame)
-        elif kind == "host_tool_call":
-            self._start_host_tool(frame)
-        elif kind == "host_tool_cancel":
-            task = self._host_tasks.pop(str(frame.get("targetId")), None)
-            if task is not None:
-                task.cancel()
-        elif kind == "extension_ui_request" and self._ui_handler is not None:
-            self._answer_ui(self._ui_handler, frame)
+        elif kind in HOST_FRAME_TYPES:
+            self._host.handle(frame)
         self.frames.append(frame, size)
         for predicate, waiter in list(self._waiters):
             if waiter.done():
@@ -412,44 +402,14 @@ class RpcClient(AsyncCommands):
                 frames.append(item)
         return frames
 
-    # ---- host tools and extension UI ----------------------------------------------------
+    # ---- host tools and extension UI (answered by xcsh.rpc.client_host) -------------------
     def on_host_tool(self, name: str, handler: HostToolHandler) -> None:
         """Answer ``host_tool_call`` frames for ``name`` with ``handler(arguments, update)``.
 
         The handler's return value becomes the result (a string becomes one text block; a
         dict with ``content`` is sent as is); an exception becomes an ``isError`` result.
         """
-        self._host_tools[name] = handler
-
-    def _start_host_tool(self, frame: Frame) -> None:
-        handler = self._host_tools.get(str(frame.get("toolName")))
-        if handler is None:
-            return
-        call_id = str(frame.get("id"))
-
-        async def run() -> None:
-            def update(partial: dict[str, Any]) -> None:
-                self.send_raw({"type": "host_tool_update", "id": call_id, "partialResult": partial})
-
-            try:
-                value = await handler(dict(frame.get("arguments") or {}), update)
-            except asyncio.CancelledError:
-                return
-            except Exception as exc:  # host-side boundary: report the failure to the agent
-                self.send_raw(
-                    {
-                        "type": "host_tool_result",
-                        "id": call_id,
-                        "result": {"content": [{"type": "text", "text": str(exc)}], "details": {}},
-                        "isError": True,
-                    }
-                )
-                return
-            result = value if isinstance(value, dict) and "content" in value else _text_result(value)
-            self.send_raw({"type": "host_tool_result", "id": call_id, "result": result})
-            self._host_tasks.pop(call_id, None)
-
-        self._host_tasks[call_id] = asyncio.ensure_future(run())
+        self._host.on_host_tool(name, handler)
 
     def on_ui_request(self, handler: UiHandler | None) -> None:
         """Answer extension dialogs with ``handler(request)``.
@@ -459,27 +419,11 @@ class RpcClient(AsyncCommands):
         or ``{"cancelled": True}`` — is sent as the ``extension_ui_response``; None sends
         nothing. An exception answers ``cancelled``. None unregisters.
         """
-        self._ui_handler = handler
+        self._host.on_ui_request(handler)
 
     def answer_ui(self, request_id: str, **answer: Any) -> None:
         """Send an ``extension_ui_response`` (``value=``, ``confirmed=``, ``cancelled=``, ``timedOut=``)."""
-        self.send_raw({"type": "extension_ui_response", "id": request_id, **answer})
-
-    def _answer_ui(self, handler: UiHandler, frame: Frame) -> None:
-        request_id = frame.get("id")
-        dialog = frame.get("method") in DIALOGS and isinstance(request_id, str)
-
-        async def run() -> None:
-            try:
-                answer = await handler(frame)
-            except Exception:  # host-side boundary: a failing handler dismisses the dialog
-                answer = {"cancelled": True}
-            if dialog and answer is not None:
-                self.answer_ui(cast(str, request_id), **answer)
-
-        task = asyncio.ensure_future(run())
-        self._host_tasks[f"ui:{request_id}"] = task
-        task.add_done_callback(lambda _: self._host_tasks.pop(f"ui:{request_id}", None))
+        self._host.answer_ui(request_id, **answer)
 
 
 def _loads(text: str) -> Frame:
@@ -496,13 +440,6 @@ def _loads(text: str) -> Frame:
     except ValueError:  # not JSON: kept raw, the reader goes on
         return {"type": "invalid", "raw": text}
     return value if isinstance(value, dict) else {"type": "invalid", "value": value}
-
-
-def _text_result(value: Any) -> dict[str, Any]:
-    import json
-
-    text = value if isinstance(value, str) else json.dumps(value)
-    return {"content": [{"type": "text", "text": text}], "details": {}}
 
 
 def default_env(**overrides: str) -> dict[str, str]:

@@ -1,0 +1,115 @@
+"""The host side of the agent's requests: host tool calls and extension dialogs (rpc-protocol §7).
+
+:class:`HostAnswers` belongs to one :class:`~xcsh.rpc.client.RpcClient`: the client hands it
+every ``host_tool_call``, ``host_tool_cancel`` and ``extension_ui_request`` frame it reads,
+and it answers through the client's ``send`` (``host_tool_update`` / ``host_tool_result``,
+``extension_ui_response``) from tasks it keeps until they end or the client closes.
+
+This module imports only wire types, like the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+Frame = dict[str, Any]
+HostToolHandler = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], Awaitable[Any]]
+# an extension_ui_request → the answer's fields ({"value": …}, {"confirmed": …}, {"cancelled": True}) or None
+UiHandler = Callable[[Frame], Awaitable[dict[str, Any] | None]]
+DIALOGS = frozenset({"select", "confirm", "input", "editor"})
+FRAME_TYPES = frozenset({"host_tool_call", "host_tool_cancel", "extension_ui_request"})
+"""The frame types :meth:`HostAnswers.handle` takes."""
+
+
+class HostAnswers:
+    """The registered host-tool and dialog handlers and the tasks answering with them."""
+
+    def __init__(self, send: Callable[[Frame], None]) -> None:
+        self._send = send
+        self._tools: dict[str, HostToolHandler] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._ui_handler: UiHandler | None = None
+
+    def on_host_tool(self, name: str, handler: HostToolHandler) -> None:
+        """See :meth:`xcsh.rpc.client.RpcClient.on_host_tool`."""
+        self._tools[name] = handler
+
+    def on_ui_request(self, handler: UiHandler | None) -> None:
+        """See :meth:`xcsh.rpc.client.RpcClient.on_ui_request`."""
+        self._ui_handler = handler
+
+    def answer_ui(self, request_id: str, **answer: Any) -> None:
+        """Send an ``extension_ui_response`` (``value=``, ``confirmed=``, ``cancelled=``, ``timedOut=``)."""
+        self._send({"type": "extension_ui_response", "id": request_id, **answer})
+
+    def handle(self, frame: Frame) -> None:
+        """React to a frame of one of :data:`FRAME_TYPES` (others are ignored)."""
+        kind = frame.get("type")
+        if kind == "host_tool_call":
+            self._start_host_tool(frame)
+        elif kind == "host_tool_cancel":
+            task = self._tasks.pop(str(frame.get("targetId")), None)
+            if task is not None:
+                task.cancel()
+        elif kind == "extension_ui_request" and self._ui_handler is not None:
+            self._answer_ui(self._ui_handler, frame)
+
+    def cancel_all(self) -> None:
+        """Cancel every answer still running (the client is closing)."""
+        for task in self._tasks.values():
+            task.cancel()
+
+    def _start_host_tool(self, frame: Frame) -> None:
+        handler = self._tools.get(str(frame.get("toolName")))
+        if handler is None:
+            return
+        call_id = str(frame.get("id"))
+
+        async def run() -> None:
+            def update(partial: dict[str, Any]) -> None:
+                self._send({"type": "host_tool_update", "id": call_id, "partialResult": partial})
+
+            try:
+                value = await handler(dict(frame.get("arguments") or {}), update)
+            except asyncio.CancelledError:
+                return
+            except Exception as exc:  # host-side boundary: report the failure to the agent
+                self._send(
+                    {
+                        "type": "host_tool_result",
+                        "id": call_id,
+                        "result": {"content": [{"type": "text", "text": str(exc)}], "details": {}},
+                        "isError": True,
+                    }
+                )
+                return
+            result = value if isinstance(value, dict) and "content" in value else _text_result(value)
+            self._send({"type": "host_tool_result", "id": call_id, "result": result})
+            self._tasks.pop(call_id, None)
+
+        self._tasks[call_id] = asyncio.ensure_future(run())
+
+    def _answer_ui(self, handler: UiHandler, frame: Frame) -> None:
+        request_id = frame.get("id")
+        dialog = frame.get("method") in DIALOGS and isinstance(request_id, str)
+
+        async def run() -> None:
+            try:
+                answer = await handler(frame)
+            except Exception:  # host-side boundary: a failing handler dismisses the dialog
+                answer = {"cancelled": True}
+            if dialog and answer is not None:
+                self.answer_ui(cast(str, request_id), **answer)
+
+        task = asyncio.ensure_future(run())
+        self._tasks[f"ui:{request_id}"] = task
+        task.add_done_callback(lambda _: self._tasks.pop(f"ui:{request_id}", None))
+
+
+def _text_result(value: Any) -> dict[str, Any]:
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value)
+    return {"content": [{"type": "text", "text": text}], "details": {}}
