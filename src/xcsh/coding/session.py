@@ -40,7 +40,7 @@ from xcsh.coding.recovery import recovery_message
 from xcsh.coding.session_context import LiveContext
 from xcsh.coding.session_models import ModelControl
 from xcsh.coding.session_runs import RunChain
-from xcsh.coding.session_state import SessionConfig, SessionSnapshot
+from xcsh.coding.session_state import SessionConfig, SessionSnapshot, take_snapshot
 from xcsh.coding.session_switching import SessionSwitcher
 from xcsh.coding.session_tools import ToolSet
 from xcsh.coding.sessions.context import SessionContext, SessionStats, session_stats
@@ -233,25 +233,15 @@ class AgentSession:
         the tools by identity first: they are replaced, never changed in place), so a mode may
         reuse what it built from an equal snapshot.
         """
-        store = self._store
         settings = self._settings
         if self._auto_compaction[0] != settings.version:
             self._auto_compaction = (settings.version, auto_compaction_enabled(settings))
-        return SessionSnapshot(
-            model=self._agent.model,
-            thinking_level=self._agent.thinking_level,
+        return take_snapshot(
+            self._agent,
+            self._store,
             is_streaming=self._runs.busy,
             is_compacting=self._compacting,
-            steering_mode=self._agent.steering.mode,
-            follow_up_mode=self._agent.follow_ups.mode,
-            interrupt_mode=self._agent.interrupt_mode,
-            session_file=str(store.path) if store.path is not None else None,
-            session_id=store.session_id,
-            session_name=store.title or None,
-            message_count=len(self._agent.messages),
             queued_count=self.queued_count,
-            system_prompt=self._agent.system_prompt,
-            tools=tuple(self._agent.tools),
             auto_compaction_enabled=self._auto_compaction[1],
         )
 
@@ -495,22 +485,11 @@ class AgentSession:
         """Release the session file (called when the process is about to exit); waits, on the
         calling thread, for a rewrite of the file in progress (:meth:`shutdown_async` waits off
         the event loop)."""
-        for callback in self._hooks.on_shutdown:
-            callback()
-        self._store.close()
+        self._switcher.close()
 
     async def shutdown_async(self) -> None:
         """:meth:`shutdown` for a caller on the event loop: the ``on_shutdown`` hooks, then the
         wait for a rewrite of the session file in progress (a long pruning rewrite) on a worker
         thread, so the loop keeps running meanwhile — a second stop signal exits at once — then
         the file is closed."""
-        for callback in self._hooks.on_shutdown:
-            callback()
-        store = self._store
-        try:
-            if store.is_rewriting:  # else no worker thread is started at every exit
-                await asyncio.to_thread(store.wait_for_rewrite)
-        finally:
-            # also when cancelled while waiting: the file is closed and its lock released
-            # (waiting for the rewrite on this thread then)
-            store.close()  # waits again only for a rewrite requested meanwhile
+        await self._switcher.close_async()

@@ -1,7 +1,7 @@
 """The session's configuration (how it was started) and its snapshot (what ``get_state`` reports).
 
-Plain values of the session core (:mod:`xcsh.coding.session`); modes shape the snapshot
-into their wire format.
+Plain values of the session core (:mod:`xcsh.coding.session`), and :func:`take_snapshot`,
+which reads them off the agent and the store; modes shape the snapshot into their wire format.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import msgspec
 from xcsh.agent.tool import AgentTool
 
 if TYPE_CHECKING:
+    from xcsh.agent.agent import Agent
     from xcsh.ai.types import Model, ThinkingLevel
     from xcsh.coding.project_context import ProjectContext
+    from xcsh.coding.sessions.store import SessionStore
 
 
 class SessionConfig(msgspec.Struct, kw_only=True):
@@ -52,3 +54,32 @@ class SessionSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     system_prompt: str
     tools: tuple[AgentTool, ...]
     auto_compaction_enabled: bool
+
+
+def take_snapshot(
+    agent: Agent,
+    store: SessionStore,
+    *,
+    is_streaming: bool,
+    is_compacting: bool,
+    queued_count: int,
+    auto_compaction_enabled: bool,
+) -> SessionSnapshot:
+    """The snapshot of ``agent`` and ``store`` now, with what only the session knows passed in."""
+    return SessionSnapshot(
+        model=agent.model,
+        thinking_level=agent.thinking_level,
+        is_streaming=is_streaming,
+        is_compacting=is_compacting,
+        steering_mode=agent.steering.mode,
+        follow_up_mode=agent.follow_ups.mode,
+        interrupt_mode=agent.interrupt_mode,
+        session_file=str(store.path) if store.path is not None else None,
+        session_id=store.session_id,
+        session_name=store.title or None,
+        message_count=len(agent.messages),
+        queued_count=queued_count,
+        system_prompt=agent.system_prompt,
+        tools=tuple(agent.tools),
+        auto_compaction_enabled=auto_compaction_enabled,
+    )

@@ -1,4 +1,5 @@
-"""Whole-session switching: a new session, resuming another file, branching into a new file.
+"""Whole-session switching: a new session, resuming another file, branching into a new file,
+and closing the session file when the process exits.
 
 A collaborator of :class:`~xcsh.coding.session.AgentSession` (part of the session core).
 Each switch asks the features' veto hooks first, stops the work in flight, then hands the
@@ -8,6 +9,7 @@ reloads the context and tells the features.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -117,3 +119,23 @@ class SessionSwitcher:
             if text:
                 out.append((entry["id"], text))
         return out
+
+    def close(self) -> None:
+        """Run the ``on_shutdown`` hooks, then close the store (waiting, on this thread, for a
+        rewrite of the file in progress)."""
+        for callback in self._hooks.on_shutdown:
+            callback()
+        self._store().close()
+
+    async def close_async(self) -> None:
+        """:meth:`close` waiting for a rewrite in progress on a worker thread, not on the loop."""
+        for callback in self._hooks.on_shutdown:
+            callback()
+        store = self._store()
+        try:
+            if store.is_rewriting:  # else no worker thread is started at every exit
+                await asyncio.to_thread(store.wait_for_rewrite)
+        finally:
+            # also when cancelled while waiting: the file is closed and its lock released
+            # (waiting for the rewrite on this thread then)
+            store.close()  # waits again only for a rewrite requested meanwhile
