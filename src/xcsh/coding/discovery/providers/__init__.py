@@ -1,5 +1,6 @@
-"""One class per configuration source (xcsh's own, the cross-agent folders and plugins in a module each,
-the other coding tools' in :mod:`.tools`); :data:`PROVIDERS` lists them in registration order."""
+"""One provider per configuration source (xcsh's own, the cross-agent folders and plugins a class each
+in a module each, the other coding tools' one table-driven class in :mod:`.tools`); :data:`PROVIDERS`
+lists them in registration order."""
 
 from __future__ import annotations
 
@@ -9,30 +10,30 @@ from xcsh.coding.discovery.providers.native import NativeProvider
 from xcsh.coding.discovery.providers.plugins import PluginsProvider
 from xcsh.coding.discovery.providers.standalone import StandaloneProvider
 from xcsh.coding.discovery.providers.tools import (
-    ClaudeProvider,
-    ClineProvider,
-    CodexProvider,
-    CursorProvider,
-    GeminiProvider,
-    GithubProvider,
-    OpenCodeProvider,
-    WindsurfProvider,
+    CLAUDE,
+    CLINE,
+    CODEX,
+    CURSOR,
+    GEMINI,
+    GITHUB,
+    OPENCODE,
+    WINDSURF,
 )
 
 # Registration order settles ties between equal priorities (as in the reference).
 PROVIDERS: tuple[Provider, ...] = (
     StandaloneProvider(),
     NativeProvider(),
-    ClaudeProvider(),
+    CLAUDE,
     PluginsProvider(),
-    ClineProvider(),
+    CLINE,
     AgentsProvider(),
-    CodexProvider(),
-    CursorProvider(),
-    GeminiProvider(),
-    OpenCodeProvider(),
-    GithubProvider(),
-    WindsurfProvider(),
+    CODEX,
+    CURSOR,
+    GEMINI,
+    OPENCODE,
+    GITHUB,
+    WINDSURF,
 )
 
 __all__ = ["PROVIDERS", "Provider"]

@@ -1,14 +1,20 @@
 """Other coding tools' files: Claude Code, OpenAI Codex, Gemini CLI, OpenCode, GitHub Copilot,
-Cursor, Cline and Windsurf, one provider class each.
+Cursor, Cline and Windsurf.
 
-They share one module (with the shared folder names as constants) because every session start
-imports all of them: one module instead of eight spares seven imports on the way to the first
-answer (docs/performance.md, "Sixth session: start-up").
+Each tool is one :class:`ToolProvider` built from a table of :class:`Place` rows: which kind of
+file it keeps where, at which level. Items of one kind are found in the order of their rows.
+They share one module because every session start imports all of them: one module instead of
+eight spares seven imports on the way to the first answer (docs/performance.md, "Sixth
+session: start-up").
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
+
+import msgspec
 
 from xcsh.coding.discovery.base import (
     AgentDir,
@@ -26,204 +32,187 @@ from xcsh.coding.discovery.base import (
 )
 from xcsh.coding.discovery.providers.base import Provider
 
-# ---- Claude Code's files: ``~/.claude/`` and the project's ``.claude/``.
+Kind = Literal[
+    "context", "system_prompt", "skills", "commands", "prompts", "agents", "rules", "rule", "nearest_rules"
+]
 
-CLAUDE_FOLDER = ".claude"
+
+class Place(msgspec.Struct, frozen=True):
+    """One place where a tool keeps one kind of file.
+
+    ``path`` is below the home directory for ``user`` level, below cwd for ``project``. Kinds:
+    ``context`` (a context file reported at ``depth``), ``system_prompt``, ``skills`` (a folder
+    of ``<name>/SKILL.md``; with ``walk_up`` the folder below every directory from cwd up to the
+    walk stop), ``commands`` and ``prompts`` (folders of ``*.md``; ``named_in_front``: the front
+    matter's ``name`` wins over the file name), ``agents`` (an agent-definition folder that
+    exists), ``rules`` (a folder of rule files with ``suffixes``), ``rule`` (one rule file named
+    ``name``) and ``nearest_rules`` (``path`` in the nearest directory above cwd that has it: a
+    ``rules`` folder, else a ``rule`` file).
+    """
+
+    kind: Kind
+    level: Level
+    path: str
+    depth: int | None = None
+    walk_up: bool = False
+    named_in_front: bool = False
+    suffixes: tuple[str, ...] = (".md", ".mdc")
+    name: str = ""
 
 
-class ClaudeProvider(Provider):
-    id = "claude"
-    name = "Claude Code"
-    priority = 80
-    description = "CLAUDE.md, SYSTEM.md, skills and commands in ~/.claude and .claude/"
+class ToolProvider(Provider):
+    """Reads one tool's :class:`Place` rows."""
+
+    def __init__(self, id: str, name: str, priority: int, description: str, places: Sequence[Place]) -> None:
+        self.id = id
+        self.name = name
+        self.priority = priority
+        self.description = description
+        self.places = tuple(places)
 
     def load(self, ctx: LoadContext) -> Found:
         found = Found()
-        user = ctx.home / CLAUDE_FOLDER
-        project = ctx.cwd / CLAUDE_FOLDER
-        for item in (
-            context_file(self.id, self.name, user / "CLAUDE.md", "user", None),
-            context_file(self.id, self.name, project / "CLAUDE.md", "project", 0),
-        ):
-            if item is not None:
-                found.context_files.append(item)
-        found.skills += scan_skills(self.id, self.name, user / "skills", "user")
-        for directory, _ in ancestors(ctx.cwd, ctx.walk_stop):
-            found.skills += scan_skills(self.id, self.name, directory / CLAUDE_FOLDER / "skills", "project")
-        found.commands += command_files(self.id, self.name, user / "commands", "user")
-        found.commands += command_files(self.id, self.name, project / "commands", "project")
-        prompt = system_prompt_file(self.id, self.name, user / "SYSTEM.md", "user")
-        if prompt is not None:
-            found.system_prompts.append(prompt)
+        for place in self.places:
+            self._read(place, ctx, found)
         return found
 
-
-# ---- OpenAI Codex's files: ``~/.codex/`` and the project's ``.codex/``.
-
-CODEX_FOLDER = ".codex"
-
-
-class CodexProvider(Provider):
-    id = "codex"
-    name = "OpenAI Codex"
-    priority = 70
-    description = "~/.codex/AGENTS.md, skills, commands and prompts in ~/.codex and .codex/"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        user = ctx.home / CODEX_FOLDER
-        project = ctx.cwd / CODEX_FOLDER
-        item = context_file(self.id, self.name, user / "AGENTS.md", "user", None)
-        if item is not None:
-            found.context_files.append(item)
-        found.skills += scan_skills(self.id, self.name, user / "skills", "user")
-        found.skills += scan_skills(self.id, self.name, project / "skills", "project")
-        for kind, bucket in (("commands", found.commands), ("prompts", found.prompts)):
-            bucket += command_files(self.id, self.name, user / kind, "user", name_from_front=True)
-            bucket += command_files(self.id, self.name, project / kind, "project", name_from_front=True)
-        folders: tuple[tuple[Path, Level], ...] = ((project / "agents", "project"), (user / "agents", "user"))
-        for directory, level in folders:
-            if directory.is_dir():
-                found.agent_dirs.append(
-                    AgentDir(str(directory), level, source(self.id, self.name, directory, level))
-                )
-        return found
-
-
-# ---- Gemini CLI's files: ``~/.gemini/`` and the project's ``.gemini/``.
-
-GEMINI_FOLDER = ".gemini"
-
-
-class GeminiProvider(Provider):
-    id = "gemini"
-    name = "Gemini CLI"
-    priority = 60
-    description = "GEMINI.md and system.md in ~/.gemini and .gemini/"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        user = ctx.home / GEMINI_FOLDER
-        project = ctx.cwd / GEMINI_FOLDER
-        for item in (
-            context_file(self.id, self.name, user / "GEMINI.md", "user", None),
-            context_file(self.id, self.name, project / "GEMINI.md", "project", -1),
-        ):
+    def _read(self, place: Place, ctx: LoadContext, found: Found) -> None:
+        level = place.level
+        path = (ctx.home if level == "user" else ctx.cwd) / place.path
+        kind = place.kind
+        if kind == "context":
+            item = context_file(self.id, self.name, path, level, place.depth)
             if item is not None:
                 found.context_files.append(item)
-        for prompt in (
-            system_prompt_file(self.id, self.name, user / "system.md", "user"),
-            system_prompt_file(self.id, self.name, project / "system.md", "project"),
-        ):
+        elif kind == "system_prompt":
+            prompt = system_prompt_file(self.id, self.name, path, level)
             if prompt is not None:
                 found.system_prompts.append(prompt)
-        folders: tuple[tuple[Path, Level], ...] = ((project / "agents", "project"), (user / "agents", "user"))
-        for directory, level in folders:
-            if directory.is_dir():
-                found.agent_dirs.append(
-                    AgentDir(str(directory), level, source(self.id, self.name, directory, level))
-                )
-        return found
+        elif kind == "skills" and place.walk_up:
+            for directory, _ in ancestors(ctx.cwd, ctx.walk_stop):
+                found.skills += scan_skills(self.id, self.name, directory / place.path, level)
+        elif kind == "skills":
+            found.skills += scan_skills(self.id, self.name, path, level)
+        elif kind == "commands" or kind == "prompts":
+            files = command_files(self.id, self.name, path, level, name_from_front=place.named_in_front)
+            (found.commands if kind == "commands" else found.prompts).extend(files)
+        elif kind == "agents":
+            if path.is_dir():
+                found.agent_dirs.append(AgentDir(str(path), level, source(self.id, self.name, path, level)))
+        elif kind == "rules":
+            found.rules += rule_files(self.id, self.name, path, level, place.suffixes)
+        elif kind == "rule":
+            self._rule(path, place, found)
+        else:  # nearest_rules
+            for directory, _ in ancestors(ctx.cwd, None):
+                candidate = directory / place.path
+                if candidate.is_dir():
+                    found.rules += rule_files(self.id, self.name, candidate, level, place.suffixes)
+                    break
+                if candidate.exists():
+                    self._rule(candidate, place, found)
+                    break
 
-
-# ---- OpenCode's files: ``~/.config/opencode/`` and the project's ``.opencode/``.
-
-
-class OpenCodeProvider(Provider):
-    id = "opencode"
-    name = "OpenCode"
-    priority = 55
-    description = "~/.config/opencode/AGENTS.md, skills and commands in ~/.config/opencode and .opencode/"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        user = ctx.home / ".config" / "opencode"
-        project = ctx.cwd / ".opencode"
-        item = context_file(self.id, self.name, user / "AGENTS.md", "user", None)
-        if item is not None:
-            found.context_files.append(item)
-        found.skills += scan_skills(self.id, self.name, user / "skills", "user")
-        found.skills += scan_skills(self.id, self.name, project / "skills", "project")
-        found.commands += command_files(self.id, self.name, user / "commands", "user", name_from_front=True)
-        found.commands += command_files(
-            self.id, self.name, project / "commands", "project", name_from_front=True
-        )
-        return found
-
-
-# ---- GitHub Copilot's project instructions: ``.github/copilot-instructions.md``.
-
-
-class GithubProvider(Provider):
-    id = "github"
-    name = "GitHub Copilot"
-    priority = 30
-    description = ".github/copilot-instructions.md in cwd"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        item = context_file(
-            self.id, self.name, ctx.cwd / ".github" / "copilot-instructions.md", "project", -1
-        )
-        if item is not None:
-            found.context_files.append(item)
-        return found
-
-
-# ---- Cursor's rules: ``~/.cursor/rules`` and the project's ``.cursor/rules`` (``*.mdc``, ``*.md``).
-
-
-class CursorProvider(Provider):
-    id = "cursor"
-    name = "Cursor"
-    priority = 50
-    description = "rules in ~/.cursor/rules and .cursor/rules"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        found.rules += rule_files(self.id, self.name, ctx.home / ".cursor" / "rules", "user")
-        found.rules += rule_files(self.id, self.name, ctx.cwd / ".cursor" / "rules", "project")
-        return found
-
-
-# ---- Cline's rules: the nearest ``.clinerules`` walking up from cwd (a file, or a folder of ``*.md``).
-
-
-class ClineProvider(Provider):
-    id = "cline"
-    name = "Cline"
-    priority = 40
-    description = "the nearest .clinerules file or folder above cwd"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        for directory, _ in ancestors(ctx.cwd, None):
-            candidate = directory / ".clinerules"
-            if candidate.is_dir():
-                found.rules += rule_files(self.id, self.name, candidate, "project", (".md",))
-                break
-            if candidate.exists():
-                rule = rule_file(self.id, self.name, candidate, "project", "clinerules")
-                if rule is not None:
-                    found.rules.append(rule)
-                break
-        return found
-
-
-# ---- Windsurf's rules: ``~/.codeium/windsurf/memories/global_rules.md`` and ``.windsurf/rules/*.md``.
-
-
-class WindsurfProvider(Provider):
-    id = "windsurf"
-    name = "Windsurf"
-    priority = 50
-    description = "~/.codeium/windsurf/memories/global_rules.md and .windsurf/rules"
-
-    def load(self, ctx: LoadContext) -> Found:
-        found = Found()
-        global_rules = ctx.home / ".codeium" / "windsurf" / "memories" / "global_rules.md"
-        rule = rule_file(self.id, self.name, global_rules, "user", "global_rules")
+    def _rule(self, path: Path, place: Place, found: Found) -> None:
+        rule = rule_file(self.id, self.name, path, place.level, place.name)
         if rule is not None:
             found.rules.append(rule)
-        found.rules += rule_files(self.id, self.name, ctx.cwd / ".windsurf" / "rules", "project", (".md",))
-        return found
+
+
+CLAUDE = ToolProvider(
+    "claude",
+    "Claude Code",
+    80,
+    "CLAUDE.md, SYSTEM.md, skills and commands in ~/.claude and .claude/",
+    (
+        Place("context", "user", ".claude/CLAUDE.md"),
+        Place("context", "project", ".claude/CLAUDE.md", depth=0),
+        Place("skills", "user", ".claude/skills"),
+        Place("skills", "project", ".claude/skills", walk_up=True),
+        Place("commands", "user", ".claude/commands"),
+        Place("commands", "project", ".claude/commands"),
+        Place("system_prompt", "user", ".claude/SYSTEM.md"),
+    ),
+)
+
+CODEX = ToolProvider(
+    "codex",
+    "OpenAI Codex",
+    70,
+    "~/.codex/AGENTS.md, skills, commands and prompts in ~/.codex and .codex/",
+    (
+        Place("context", "user", ".codex/AGENTS.md"),
+        Place("skills", "user", ".codex/skills"),
+        Place("skills", "project", ".codex/skills"),
+        Place("commands", "user", ".codex/commands", named_in_front=True),
+        Place("commands", "project", ".codex/commands", named_in_front=True),
+        Place("prompts", "user", ".codex/prompts", named_in_front=True),
+        Place("prompts", "project", ".codex/prompts", named_in_front=True),
+        Place("agents", "project", ".codex/agents"),
+        Place("agents", "user", ".codex/agents"),
+    ),
+)
+
+GEMINI = ToolProvider(
+    "gemini",
+    "Gemini CLI",
+    60,
+    "GEMINI.md and system.md in ~/.gemini and .gemini/",
+    (
+        Place("context", "user", ".gemini/GEMINI.md"),
+        Place("context", "project", ".gemini/GEMINI.md", depth=-1),
+        Place("system_prompt", "user", ".gemini/system.md"),
+        Place("system_prompt", "project", ".gemini/system.md"),
+        Place("agents", "project", ".gemini/agents"),
+        Place("agents", "user", ".gemini/agents"),
+    ),
+)
+
+OPENCODE = ToolProvider(
+    "opencode",
+    "OpenCode",
+    55,
+    "~/.config/opencode/AGENTS.md, skills and commands in ~/.config/opencode and .opencode/",
+    (
+        Place("context", "user", ".config/opencode/AGENTS.md"),
+        Place("skills", "user", ".config/opencode/skills"),
+        Place("skills", "project", ".opencode/skills"),
+        Place("commands", "user", ".config/opencode/commands", named_in_front=True),
+        Place("commands", "project", ".opencode/commands", named_in_front=True),
+    ),
+)
+
+GITHUB = ToolProvider(
+    "github",
+    "GitHub Copilot",
+    30,
+    ".github/copilot-instructions.md in cwd",
+    (Place("context", "project", ".github/copilot-instructions.md", depth=-1),),
+)
+
+CURSOR = ToolProvider(
+    "cursor",
+    "Cursor",
+    50,
+    "rules in ~/.cursor/rules and .cursor/rules",
+    (Place("rules", "user", ".cursor/rules"), Place("rules", "project", ".cursor/rules")),
+)
+
+CLINE = ToolProvider(
+    "cline",
+    "Cline",
+    40,
+    "the nearest .clinerules file or folder above cwd",
+    (Place("nearest_rules", "project", ".clinerules", suffixes=(".md",), name="clinerules"),),
+)
+
+WINDSURF = ToolProvider(
+    "windsurf",
+    "Windsurf",
+    50,
+    "~/.codeium/windsurf/memories/global_rules.md and .windsurf/rules",
+    (
+        Place("rule", "user", ".codeium/windsurf/memories/global_rules.md", name="global_rules"),
+        Place("rules", "project", ".windsurf/rules", suffixes=(".md",)),
+    ),
+)
