@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from xcsh.agent.agent import Agent
-from xcsh.coding.sessions.context import SessionContext, build_session_context
+from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.store import SessionStore, SessionWriteError
 
 if TYPE_CHECKING:
@@ -61,7 +61,6 @@ class LiveContext:
 
     def reload(self) -> SessionContext:
         """Rebuild the context from the store's current branch; returns what was read."""
-        store = self._store()
-        context = build_session_context(store.entries, store.leaf_id)
+        context = self._store().build_context()
         self._agent.messages[:] = context.messages
         return context

@@ -136,8 +136,11 @@ def build_session_context(entries: Sequence[SessionEntry], leaf_id: str | None) 
         if isinstance(entry_id, str):
             by_id[entry_id] = entry
     leaf = by_id.get(leaf_id) or entries[-1]
-    path = path_to(by_id, leaf)
+    return context_of_branch(path_to(by_id, leaf))
 
+
+def context_of_branch(path: Sequence[SessionEntry]) -> SessionContext:
+    """The live context of the branch ``path`` (its entries from the root down to the leaf)."""
     context = SessionContext()
     compaction_index = -1
     for index, entry in enumerate(path):
@@ -177,7 +180,7 @@ def build_session_context(entries: Sequence[SessionEntry], leaf_id: str | None) 
                 found = found or entry.get("id") == first_kept
                 if found:
                     kept.append(entry)
-        selected = kept + path[compaction_index + 1 :]
+        selected = [*kept, *path[compaction_index + 1 :]]
     for entry in selected:
         message = entry_message(entry)
         if message is not None:

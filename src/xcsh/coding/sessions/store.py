@@ -34,7 +34,7 @@ from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions.appends import EntryAppends
 from xcsh.coding.sessions.blobs import BlobStore
-from xcsh.coding.sessions.context import SessionContext, build_session_context, path_to
+from xcsh.coding.sessions.context import SessionContext, context_of_branch, path_to
 from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.entries import (
     SessionEntry,
@@ -97,6 +97,9 @@ class SessionStore(EntryAppends):
         self._by_message: dict[int, SessionEntry] = {}  # id() of a message entry's message → entry
         self._labels: dict[str, str] = {}
         self._leaf_id: str | None = None
+        # the last branch walked (leaf id, root → leaf): resuming reads it twice (the context,
+        # then the todos); forgotten whenever an entry, the leaf or an id's entry changes
+        self._branch: tuple[str, list[SessionEntry]] | None = None
         self._has_message = False
         for entry in entries:
             self._index(entry)
@@ -306,13 +309,28 @@ class SessionStore(EntryAppends):
         return self._labels.get(entry_id)
 
     def branch_path(self, leaf_id: str | None) -> list[SessionEntry]:
-        """Entries from the root to ``leaf_id`` (empty for None or an unknown id)."""
+        """Entries from the root to ``leaf_id`` (empty for None or an unknown id); a new list."""
+        return list(self._branch_to(leaf_id))
+
+    def _branch_to(self, leaf_id: str | None) -> list[SessionEntry]:
+        """:meth:`branch_path` without the copy (callers only read it)."""
+        branch = self._branch
+        if branch is not None and branch[0] == leaf_id:
+            return branch[1]
         leaf = self._by_id.get(leaf_id) if leaf_id is not None else None
-        return path_to(self._by_id, leaf) if leaf is not None else []
+        if leaf is None:
+            return []
+        path = path_to(self._by_id, leaf)
+        self._branch = (leaf_id, path) if leaf_id is not None else None
+        return path
 
     def build_context(self) -> SessionContext:
-        """The live context of the current branch."""
-        return build_session_context(self._entries, self._leaf_id)
+        """The live context of the current branch (:func:`build_session_context` of the entries)."""
+        return (
+            context_of_branch(self._branch_to(self._leaf_id))
+            if self._leaf_id is not None
+            else SessionContext()
+        )
 
     def user_message_entries(self) -> list[SessionEntry]:
         """Every ``message`` entry with a user message, whole file, file order."""
@@ -360,8 +378,10 @@ class SessionStore(EntryAppends):
         if entry_id is not None and entry_id not in self._by_id:
             raise SessionError(f"Entry {entry_id} not found")
         self._leaf_id = entry_id
+        self._branch = None
 
     def _index(self, entry: SessionEntry) -> None:
+        self._branch = None
         self._positions[entry["id"]] = len(self._entries)
         self._entries.append(entry)
         self._by_id[entry["id"]] = entry
@@ -455,6 +475,7 @@ class SessionStore(EntryAppends):
                 self._by_message[id(new_entry.get("message"))] = new_entry
             self._entries[position] = new_entry
             self._by_id[entry_id] = new_entry
+            self._branch = None
         if self._file is not None and not self._closed:
             self._file.request_rewrite(self._header, self._entries)
 
