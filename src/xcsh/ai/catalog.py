@@ -11,11 +11,10 @@ custom models included; the coding layer's registry honours that.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -39,16 +38,29 @@ class ProviderInfo(msgspec.Struct, frozen=True, kw_only=True):
     fallback: bool = False
 
 
+class _Providers(msgspec.Struct):
+    """The catalogue file's ``providers`` only: decoding into it skips the models unbuilt."""
+
+    providers: list[dict[str, Any]]
+
+
+class _Models(msgspec.Struct):
+    """The catalogue file's ``models`` only (each model a plain dict, as untyped decoding gives)."""
+
+    models: list[dict[str, Any]]
+
+
 @cache
-def _load() -> tuple[tuple[ProviderInfo, ...], tuple[Model, ...]]:
+def _load() -> tuple[tuple[ProviderInfo, ...], bytes]:
+    """The providers, and the file's bytes: every model lookup decodes its own copy from them
+    (the cheapest deep copy of pure JSON data, and a session start decodes the models once)."""
     path = Path(__file__).with_name("data") / "models.json"
     if path.is_file():
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     else:  # a packaging that keeps no plain files (zip): the resource reader (not paid otherwise)
         from importlib import resources
 
-        raw = resources.files("xcsh.ai").joinpath("data", "models.json").read_text(encoding="utf-8")
-    data = msgspec.json.decode(raw)  # our own file: msgspec gives what json.loads would
+        raw = resources.files("xcsh.ai").joinpath("data", "models.json").read_bytes()
     providers = tuple(
         ProviderInfo(
             id=p["id"],
@@ -59,16 +71,9 @@ def _load() -> tuple[tuple[ProviderInfo, ...], tuple[Model, ...]]:
             keyless=bool(p.get("keyless", False)),
             fallback=bool(p.get("fallback", False)),
         )
-        for p in data["providers"]
+        for p in msgspec.json.decode(raw, type=_Providers).providers
     )
-    models = tuple(cast("Model", m) for m in data["models"])
-    return providers, models
-
-
-@cache
-def _models_json() -> bytes:
-    """The catalogue's models encoded once: decoding them is the cheapest deep copy (pure JSON data)."""
-    return msgspec.json.encode(list(_load()[1]))
+    return providers, raw
 
 
 def builtin_providers() -> list[ProviderInfo]:
@@ -86,14 +91,14 @@ def provider_info(provider: str) -> ProviderInfo | None:
 
 def builtin_models() -> list[Model]:
     """Fresh copies of every catalogue model, in registry order."""
-    return cast("list[Model]", msgspec.json.decode(_models_json()))
+    return cast("list[Model]", msgspec.json.decode(_load()[1], type=_Models).models)
 
 
 def find_builtin(provider: str, model_id: str) -> Model | None:
     """A copy of the catalogue model ``provider``/``model_id`` (exact match), or None."""
-    for model in _load()[1]:
+    for model in builtin_models():
         if model["provider"] == provider and model["id"] == model_id:
-            return copy.deepcopy(model)
+            return model
     return None
 
 

@@ -287,3 +287,31 @@ def test_the_instruction_file_walk_finds_what_a_full_sorted_walk_finds_within_it
     expected = _nested_reference(tmp_path, limit, max_dirs)
     assert nested_instruction_files(tmp_path, limit=limit, max_dirs=max_dirs) == expected
     assert limit < 200 or max_dirs < 5000 or expected  # the full walk finds some
+
+
+def test_agent_folders_give_every_kind_at_each_level_also_through_a_link_and_not_from_a_file(
+    tree: Tree,
+) -> None:
+    # .agents in cwd is a link to a real folder elsewhere; .agent in the repo root is a plain file
+    real = tree.home / "shared-agents"
+    tree.write(real / "skills" / "lint" / "SKILL.md", SKILL.format(name="lint", desc="lint it"))
+    tree.write(real / "rules" / "style.md", "cwd style")
+    tree.write(real / "prompts" / "review.md", "review prompt")
+    tree.write(real / "commands" / "fix.md", "fix command")
+    tree.write(real / "AGENTS.md", "cwd agents")
+    tree.write(real / "SYSTEM.md", "cwd system")
+    (tree.cwd / ".agents").symlink_to(real, target_is_directory=True)
+    tree.write(tree.repo / ".agent", "not a folder")
+    tree.write(tree.repo / "pkg" / ".agent" / "AGENTS.md", "pkg agents")
+    tree.write(tree.home / ".agents" / "commands" / "home.md", "home command")
+    found = tree.found(disabled=("native", "agents-md", "claude", "codex", "gemini", "opencode", "cline"))
+    link = tree.cwd / ".agents"
+    assert [(s.name, s.path) for s in found.skills] == [("lint", str(link / "skills" / "lint" / "SKILL.md"))]
+    assert [(r["name"], r["path"]) for r in found.rules] == [("style", str(link / "rules" / "style.md"))]
+    assert [(p.name, p.path) for p in found.prompts] == [("review", str(link / "prompts" / "review.md"))]
+    assert [(c.name, c.path, c.level) for c in found.commands] == [
+        ("fix", str(link / "commands" / "fix.md"), "project"),
+        ("home", str(tree.home / ".agents" / "commands" / "home.md"), "user"),
+    ]
+    assert [(f.content, f.depth) for f in found.context_files] == [("pkg agents", 1), ("cwd agents", 0)]
+    assert [p.content for p in found.system_prompts] == ["cwd system"]

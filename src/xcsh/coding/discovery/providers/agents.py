@@ -35,6 +35,8 @@ class AgentsProvider(Provider):
         ]
         bases += [(ctx.home / folder, "user", None) for folder in FOLDERS]
         for base, level, depth in bases:
+            if not base.is_dir():
+                continue  # nothing below a missing folder: one stat instead of six probes
             found.skills += scan_skills(self.id, self.name, base / "skills", level)
             found.rules += rule_files(self.id, self.name, base / "rules", level)
             found.prompts += command_files(self.id, self.name, base / "prompts", level)
