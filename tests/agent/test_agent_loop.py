@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from agent.test_agent_failures import fake_model, user
 from conftest import user_texts, wire_model
 from xcsh.agent.agent import Agent
-from xcsh.agent.tool import AgentTool, ToolExecutor
+from xcsh.agent.tool import AgentTool
 from xcsh.agent.tool_calls import SKIPPED_TEXT
 from xcsh.agent.types import AgentEvent, AgentToolResult
 from xcsh.ai.abort import AbortSignal
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
+
+if TYPE_CHECKING:
+    from xcsh.agent.tool import ToolExecutor
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

@@ -16,11 +16,12 @@ if TYPE_CHECKING:  # the wire package imports the types module: keep both free o
     from xcsh.agent.types import AgentToolResult, ToolUpdate
     from xcsh.ai.abort import AbortSignal
 
-
-class ToolExecutor(Protocol):
-    def __call__(
-        self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
-    ) -> Awaitable[AgentToolResult]: ...
+    # Typing only: a Protocol class costs ~0.13 M instructions to create, and nothing checks it
+    # at run time (docs/performance.md, "Seventh session: start-up").
+    class ToolExecutor(Protocol):
+        def __call__(
+            self, tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
+        ) -> Awaitable[AgentToolResult]: ...
 
 
 class AgentTool(msgspec.Struct, kw_only=True):

@@ -36,26 +36,28 @@ if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
+    # Typing only: a Protocol class costs ~0.13 M instructions to create, and nothing checks it
+    # at run time (docs/performance.md, "Seventh session: start-up").
+    class ConfirmUI(Protocol):
+        """Asks a person a yes/no question (the extension UI's ``confirm`` shape)."""
+
+        async def confirm(
+            self,
+            title: str,
+            message: str,
+            *,
+            timeout_ms: int | None = None,
+            signal: AbortSignal | None = None,
+            on_timeout: Callable[[], None] | None = None,
+        ) -> bool: ...
+
+
 DEFAULT_TIMEOUT_S = 120.0
 MAX_SHOWN_LINES = 200
 SHELL_CONTROL = (";", "&", "|", "$(", "`", ">", "<", "\n")
 # the tool call being put to the user (set around the confirm call, per task): a UI that can
 # attach the question to the call it is about (ACP's permission request) reads it
 PENDING_CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar("pending_call", default=None)
-
-
-class ConfirmUI(Protocol):
-    """Asks a person a yes/no question (the extension UI's ``confirm`` shape)."""
-
-    async def confirm(
-        self,
-        title: str,
-        message: str,
-        *,
-        timeout_ms: int | None = None,
-        signal: AbortSignal | None = None,
-        on_timeout: Callable[[], None] | None = None,
-    ) -> bool: ...
 
 
 class ApprovalConfig(msgspec.Struct, frozen=True):

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
 from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.discovery import CommandFile, parse_front_matter
-from xcsh.coding.hooks import SlashCommand
 from xcsh.coding.skills import SKILL_COMMAND_PREFIX, Skill, skill_prompt
+
+if TYPE_CHECKING:
+    from xcsh.coding.hooks import SlashCommand
 
 CommandSource = Literal["extension", "prompt", "skill"]
 CommandLocation = Literal["user", "project", "path"]

@@ -19,6 +19,24 @@ if TYPE_CHECKING:
     from xcsh.agent.types import AgentMessage, AgentToolResult
     from xcsh.ai.types import ToolCall
 
+    # Typing only: a Protocol class costs ~0.13 M instructions to create, and nothing checks it
+    # at run time (docs/performance.md, "Seventh session: start-up").
+    class AfterRunHook(Protocol):
+        """Decides whether a finished run is followed by another (retry, compaction, reminders…)."""
+
+        async def after_run(self, added: list[AgentMessage]) -> RunAction | None: ...
+
+        def cancel(self) -> None:
+            """Cancel anything pending (a retry back-off); called by abort and session switches."""
+
+    class SlashCommand(Protocol):
+        """A ``/name args`` command that consumes a prompt instead of starting a run."""
+
+        def matches(self, text: str) -> bool: ...
+
+        async def run(self, text: str) -> None: ...
+
+
 # The one list that orders after-run hooks: the first hook returning an action wins.
 # Retry decides before compaction (agent-behaviour §7.2); TTSR recovery comes next; the
 # todo reminder only speaks when nobody else continued the chain.
@@ -30,23 +48,6 @@ class RunAction(msgspec.Struct):
 
     kind: Literal["continue", "prompt"]
     messages: list[AgentMessage] = msgspec.field(default_factory=list)
-
-
-class AfterRunHook(Protocol):
-    """Decides whether a finished run is followed by another (retry, compaction, reminders…)."""
-
-    async def after_run(self, added: list[AgentMessage]) -> RunAction | None: ...
-
-    def cancel(self) -> None:
-        """Cancel anything pending (a retry back-off); called by abort and session switches."""
-
-
-class SlashCommand(Protocol):
-    """A ``/name args`` command that consumes a prompt instead of starting a run."""
-
-    def matches(self, text: str) -> bool: ...
-
-    async def run(self, text: str) -> None: ...
 
 
 # (prompt text) → messages to place before/after the user message

@@ -25,20 +25,22 @@ if TYPE_CHECKING:
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
 
+    # Only annotations name it: created at run time, its five string annotations would each
+    # compile a ForwardRef at start-up (docs/performance.md, "Seventh session: start-up").
+    class HostToolDefinition(TypedDict):
+        """A normalised host tool definition (``RpcHostToolDefinition``)."""
+
+        name: str
+        label: str
+        description: str
+        parameters: dict[str, Any]
+        hidden: NotRequired[bool]
+
+
 logger = logging.getLogger(__name__)
 
 DISCONNECTED_TEXT = "RPC client disconnected before host tool execution completed"
 FAILED_TEXT = "Host tool execution failed"
-
-
-class HostToolDefinition(TypedDict):
-    """A normalised host tool definition (``RpcHostToolDefinition``)."""
-
-    name: str
-    label: str
-    description: str
-    parameters: dict[str, Any]
-    hidden: NotRequired[bool]
 
 
 class HostToolDefinitionError(ValueError):

@@ -23,6 +23,18 @@ if TYPE_CHECKING:
     from xcsh.ai.types import Model
     from xcsh.coding.settings import Settings
 
+    # Typing only: a Protocol class costs ~0.13 M instructions to create, and nothing checks it
+    # at run time (docs/performance.md, "Seventh session: start-up").
+    class ToolChoice(Protocol):
+        """The ``--tools`` / ``--no-tools`` choice (StartupOptions or a feature's config)."""
+
+        @property
+        def tools(self) -> str | None: ...
+
+        @property
+        def no_tools(self) -> bool: ...
+
+
 logger = logging.getLogger(__name__)
 
 
@@ -69,16 +81,6 @@ def tool_enabled(settings: Settings, name: str) -> bool:
     """The tool's enabling setting (``calc.enabled`` …), true when absent, as in the reference."""
     key = ENABLING_SETTINGS.get(name)
     return key is None or settings.get_bool(key, True)
-
-
-class ToolChoice(Protocol):
-    """The ``--tools`` / ``--no-tools`` choice (StartupOptions or a feature's config)."""
-
-    @property
-    def tools(self) -> str | None: ...
-
-    @property
-    def no_tools(self) -> bool: ...
 
 
 def tool_selection(options: ToolChoice, settings: Settings, name: str) -> tuple[bool, bool]:

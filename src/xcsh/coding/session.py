@@ -32,7 +32,7 @@ from xcsh.ai.abort import AbortSignal
 from xcsh.coding import auto_settings
 from xcsh.coding.auto_settings import auto_compaction_enabled
 from xcsh.coding.errors import CommandError
-from xcsh.coding.hooks import FeatureState, SessionHooks, SlashCommand
+from xcsh.coding.hooks import FeatureState, SessionHooks
 from xcsh.coding.messages import convert_to_llm
 from xcsh.coding.model_choice import ModelCycle
 from xcsh.coding.models import ModelRegistry
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from xcsh.ai.types import ImageContent, Model, ThinkingLevel, ToolCall
     from xcsh.coding.commands import CommandRegistry
     from xcsh.coding.events import SessionEvent
+    from xcsh.coding.hooks import SlashCommand
 
 logger = logging.getLogger(__name__)
 

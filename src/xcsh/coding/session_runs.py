@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 
 from xcsh.agent.agent import Agent
 from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError
-from xcsh.coding.hooks import RunAction, SessionHooks, SlashCommand
+from xcsh.coding.hooks import RunAction, SessionHooks
 from xcsh.coding.messages import user_message
 
 if TYPE_CHECKING:
     from xcsh.agent.types import AgentEvent, AgentMessage
     from xcsh.ai.types import ImageContent
     from xcsh.coding.commands import CommandRegistry
+    from xcsh.coding.hooks import SlashCommand
 
 
 class RunChain:

@@ -18,6 +18,13 @@ if (
 ):  # only annotations and casts name the agent's messages (docs/performance.md, "Sixth session: start-up")
     from xcsh.agent.types import AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 
+    # Only local annotations name it: a TypedDict of string annotations compiles one ForwardRef
+    # per field when created (~1 M instructions at start-up; docs/performance.md, "Seventh
+    # session: start-up").
+    class _CompactionExtras(TypedDict, total=False):
+        shortSummary: str
+        providerPayload: dict[str, Any]
+
 
 class SessionContext(msgspec.Struct, kw_only=True):
     """What a branch restores: its messages and the settings recorded along it.
@@ -51,11 +58,6 @@ def path_to(entries_by_id: Mapping[str, SessionEntry], leaf: SessionEntry) -> li
         current = entries_by_id.get(parent_id) if isinstance(parent_id, str) else None
     path.reverse()
     return path
-
-
-class _CompactionExtras(TypedDict, total=False):
-    shortSummary: str
-    providerPayload: dict[str, Any]
 
 
 def custom_message_from_entry(entry: Mapping[str, Any]) -> CustomMessage:

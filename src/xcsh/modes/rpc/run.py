@@ -8,13 +8,17 @@ import os
 import select
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from xcsh.coding.session import AgentSession
 from xcsh.modes.rpc import features
-from xcsh.modes.rpc.server import FrameSink, RpcServer
+from xcsh.modes.rpc.server import RpcServer
 from xcsh.modes.rpc.stdio import FrameWriter, StdinReader
 from xcsh.modes.rpc.updates import MessageUpdates
 from xcsh.modes.signals import StopHandlers
+
+if TYPE_CHECKING:
+    from xcsh.modes.rpc.server import FrameSink
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from xcsh.coding.errors import CommandError
 from xcsh.coding.session import AgentSession
@@ -30,10 +30,13 @@ Handler = Callable[["RpcServer", Any], Awaitable[Any]]
 InstantHandler = Callable[["RpcServer", Any], Any]
 
 
-class FrameSink(Protocol):
-    """Where frames go: stdout (``stdio.FrameWriter``) or an in-memory pipe (``memory.py``)."""
+if TYPE_CHECKING:
+    # Typing only: a Protocol class costs ~0.13 M instructions to create, and nothing checks it
+    # at run time (docs/performance.md, "Seventh session: start-up").
+    class FrameSink(Protocol):
+        """Where frames go: stdout (``stdio.FrameWriter``) or an in-memory pipe (``memory.py``)."""
 
-    def write(self, frame: Any) -> None: ...
+        def write(self, frame: Any) -> None: ...
 
 
 class QueueSource(Protocol):
