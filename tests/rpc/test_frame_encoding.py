@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from xcsh.rpc.jsonl import encode_frame, encode_frame_into, encode_json
+from xcsh.rpc.jsonl import encode_frame, encode_frame_into, encode_json, frame_pieces
 
 EVERY_ASCII = "".join(chr(i) for i in range(128))
 AWKWARD = EVERY_ASCII + "\u2028\u2029é😀</script>\x7f"
@@ -114,3 +114,49 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
         assert buffer == whole_message_encoded_once(frame)
         if "\ud800" not in content:
             assert encode_frame(frame) == encode_json(frame) + b"\n"
+
+
+def test_a_long_partial_message_as_pieces_gives_the_bytes_of_the_whole_frame() -> None:
+    """The writer's ``writev`` path: the pieces joined are the frame, and they really are used."""
+    pieces = [AWKWARD, "\\", '"', "\x00", "\u2028", "😀", "é" * 300, "plain " * 120, "\x1f\n\t"]
+    text = thinking = partial = content = ""
+    split = 0
+    for step in range(60):
+        piece = pieces[step % len(pieces)]
+        text, thinking, partial, content = (
+            text + piece,
+            thinking + piece[::-1],
+            partial + piece,
+            content + piece,
+        )
+        if step == 30:  # a new message: the strings start again, shorter than the cached ones
+            text, partial = piece, piece
+        if step == 45:  # a lone surrogate: no pieces, the whole-frame path and its fallback
+            content += "\ud800"
+        frame = _update(text, thinking, partial, content, 2**70 if step == 20 else step)
+        found = frame_pieces(frame)
+        if "\ud800" in content or max(map(len, (text, thinking, partial, content))) < 512:
+            assert found is None
+            continue
+        assert found is not None
+        assert b"".join(found) == encode_frame(frame) == whole_message_encoded_once(frame)
+        split += 1
+    assert split > 20
+
+
+def test_only_a_message_update_sharing_a_long_partial_message_is_split_into_pieces() -> None:
+    long = _update("t" * 600, "", "", "")
+    assert frame_pieces(long) is not None
+    assert frame_pieces(_update("short", "", "", "")) is None  # nothing long: one buffer is cheaper
+    other = {**long, "message": dict(long["message"])}  # partial and message not the same object
+    assert frame_pieces(other) is None
+    assert frame_pieces({**long, "type": "message_end"}) is None
+    assert frame_pieces("text") is None
+
+
+def test_a_nul_mark_already_in_the_encoding_falls_back_to_the_whole_frame() -> None:
+    """Pieces are found by NUL marks, which msgspec never writes; a raw value holding one (never
+    produced by the agent) must not be mistaken for a mark."""
+    frame = _update("t" * 600, "", "", "")
+    frame["message"]["usage"] = msgspec.Raw(b'"\x001\x00"')
+    assert frame_pieces(frame) is None

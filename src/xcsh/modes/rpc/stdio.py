@@ -25,11 +25,15 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from xcsh.rpc.jsonl import encode_frame_into
+from xcsh.rpc.jsonl import FramePiece, encode_frame_into, frame_pieces
 
 _KEEP_BUFFER = 8 << 20
 GATHER_FRAME_MAX = 4096  # frames this large are written at once (see FrameWriter)
 GATHER_MAX = 64 << 10  # gathered frames are written once they reach this size
+try:  # pieces per writev: POSIX guarantees 16, Linux and macOS allow 1024
+    _WRITEV_MAX = min(512, os.sysconf("SC_IOV_MAX"))
+except (AttributeError, ValueError, OSError):
+    _WRITEV_MAX = 16
 
 
 def claim_stdout() -> int:
@@ -216,15 +220,24 @@ class FrameWriter:
         with self._lock:
             if self.closed:
                 return
+            pieces = frame_pieces(frame)  # a long partial message: written without copying it
             buffer = self._buffer
-            try:
-                encode_frame_into(frame, buffer)
-            except BufferError:  # a view of the last frame is still alive somewhere: a new buffer
-                buffer = self._buffer = bytearray()
-                encode_frame_into(frame, buffer)
+            if pieces is None:
+                try:
+                    encode_frame_into(frame, buffer)
+                except BufferError:  # a view of the last frame is still alive somewhere: a new buffer
+                    buffer = self._buffer = bytearray()
+                    encode_frame_into(frame, buffer)
+                size = len(buffer)
+            else:
+                size = sum(map(len, pieces))
             gathered = self._gathered
-            if self._loop is not None and len(buffer) < GATHER_FRAME_MAX and self._on_loop():
-                gathered += buffer
+            if self._loop is not None and size < GATHER_FRAME_MAX and self._on_loop():
+                if pieces is None:
+                    gathered += buffer
+                else:
+                    for piece in pieces:
+                        gathered += piece
                 if len(gathered) < GATHER_MAX and not _ends_run(frame):
                     if self._flush_soon is None:
                         self._flush_soon = self._loop.call_soon(self.flush)
@@ -233,6 +246,9 @@ class FrameWriter:
                 return
             if gathered:
                 self.flush()
+            if pieces is not None:
+                self._write_pieces(pieces)
+                return
             self._write_all(buffer)
             if len(buffer) > _KEEP_BUFFER:
                 self._buffer = bytearray()  # not kept after a huge frame
@@ -267,6 +283,32 @@ class FrameWriter:
                 view.release()
         except BrokenPipeError:
             self.closed = True
+
+    def _write_pieces(self, pieces: list[FramePiece]) -> None:
+        """Write ``pieces`` in order with ``writev``, as one frame (no copy into a buffer)."""
+        if len(pieces) > _WRITEV_MAX or not hasattr(os, "writev"):
+            self._write_all(bytearray().join(pieces))
+            return
+        rest: list[FramePiece | memoryview] = list(pieces)
+        views: list[memoryview] = []
+        try:
+            while rest:
+                try:
+                    written = os.writev(self._fd, rest)
+                except BlockingIOError:
+                    self._wait_for_room()
+                    continue
+                while rest and written >= len(rest[0]):
+                    written -= len(rest.pop(0))
+                if written:  # the pipe took part of a piece: the rest of it next time
+                    views.append(memoryview(rest[0])[written:])
+                    rest[0] = views[-1]
+        except BrokenPipeError:
+            self.closed = True
+        finally:
+            rest.clear()
+            for view in reversed(views):
+                view.release()
 
     def _wait_for_room(self) -> None:
         stdin = self._stdin
