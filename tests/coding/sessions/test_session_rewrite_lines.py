@@ -6,6 +6,7 @@ one line each — what every rewrite wrote before lines were reused.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -145,6 +146,55 @@ def test_a_file_written_in_other_forms_is_rewritten_as_a_full_encoding(tmp_path:
     store = SessionStore.open(path, cwd_for_new=tmp_path)
     store.set_title("renamed")
     assert on_disk(store) == full_encoding(store)
+    store.close()
+
+
+def test_compact_lines_of_another_writer_that_a_write_would_change_are_encoded_again(tmp_path: Path) -> None:
+    """Lines in exactly the compact form, but holding what the write transforms change (an
+    over-long string, an inline image and a data URL with a blob store), or with a CR or spaces
+    before the newline: the rewrite writes the full encoding, not the lines as they were."""
+    header = {"type": "session", "version": 3, "id": "abc", "timestamp": "t", "cwd": "/"}
+    png = base64.b64encode(b"\x89PNG\r\n" + bytes(range(256)) * 4).decode()  # valid: it is externalised
+
+    def custom(n: int, data: Any) -> str:
+        entry = {"type": "custom", "id": f"c{n}", "parentId": f"c{n - 1}" if n else None, "timestamp": "t"}
+        return json.dumps(
+            {**entry, "customType": "x", "data": data}, ensure_ascii=False, separators=(",", ":")
+        )
+
+    lines = [
+        serialize_entry(header),
+        custom(0, {"huge": "x" * (MAX_PERSIST_CHARS + 10)}),
+        custom(1, "before the image"),
+        json.dumps(
+            {
+                "type": "message",
+                "id": "c2",
+                "parentId": "c1",
+                "timestamp": "t",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": "call_1",
+                    "toolName": "read",
+                    "content": [{"type": "image", "data": png, "mimeType": "image/png"}],
+                    "details": {"image_url": "data:image/png;base64," + png},
+                    "isError": False,
+                    "timestamp": 1,
+                },
+            },
+            separators=(",", ":"),
+        ),
+        custom(3, "carriage return") + "\r",
+        custom(4, "trailing spaces") + "  ",
+        custom(5, "plain"),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    store = SessionStore.open(path, cwd_for_new=tmp_path, blob_dir=tmp_path / "blobs")
+    store.set_title("renamed")
+    written = on_disk(store)
+    assert written == full_encoding(store)
+    assert b"\r" not in written and b"  \n" not in written and png.encode() not in written
     store.close()
 
 

@@ -13,7 +13,7 @@ offset and length (newline included), and whether the line is known to be that e
   once stored (the store's contract: a change is a replacement entry, :meth:`SessionStore.
   rewrite_entries`), so the line stays right for as long as the entry object is the one stored;
 * *loaded*: read from the file when it was opened. Such a line is used only once it is checked
-  (:func:`line_is_serialized`): msgspec re-encodes the entry in memory (5× faster than the
+  (:meth:`LoadedLines.serializes`): msgspec re-encodes the entry in memory (5× faster than the
   standard-library encoder ``serialize_entry`` uses) and the two must be byte-identical with no
   mark of a write transform; a line holding a float the two encoders write differently is never
   loaded as a span (the reader saw its floats); any doubt re-encodes the entry.
@@ -40,7 +40,11 @@ from xcsh.coding.sessions.entries import (
     serialize_entry,
 )
 
-_TRANSIENT_KEY = re.compile(b"|".join(re.escape(f'"{key}":'.encode()) for key in sorted(TRANSIENT_KEYS)))
+_TRANSIENT_MARKS = [re.escape(f'"{key}":'.encode()) for key in sorted(TRANSIENT_KEYS)]
+_TRANSIENT_KEY = re.compile(b"|".join(_TRANSIENT_MARKS))
+_TRANSIENT_KEY_OR_IMAGE = re.compile(
+    b"|".join([*_TRANSIENT_MARKS, re.escape(b'"type":"image"'), re.escape(b'"image_url":')])
+)
 _encode = msgspec.json.Encoder().encode
 _COPY_CHUNK = 1 << 24  # bytes per copy_file_range / read
 
@@ -58,34 +62,50 @@ class LineSpan:
         self.trusted = trusted
 
 
-def _untouched(line: bytes, blobs: BlobStore | None) -> bool:
-    """:func:`~xcsh.coding.sessions.entries._untouched` for a line msgspec encoded.
+class LoadedLines:
+    """The source file read whole, against which loaded lines are checked before they are copied.
 
-    NaN and Infinity need no look: msgspec writes them ``null``, which is what the transform
-    makes of them, and as text inside a string they change nothing.
+    The file is searched once for the marks of a write transform (a dropped key ``"partialJson":``
+    or ``"jsonlEvents":``, and with a blob store an image block ``"type":"image"`` or a data URL's
+    ``"image_url":``), so a line needs only its encoding compared; NaN and Infinity need no
+    look: msgspec writes them ``null``, which is what the transform makes of them, and as text
+    inside a string they change nothing. A mark cannot span two lines (it holds no newline).
     """
-    if len(line) > MAX_PERSIST_CHARS and len(line.decode("utf-8")) > MAX_PERSIST_CHARS:
-        return False
-    if _TRANSIENT_KEY.search(line) is not None:
-        return False
-    return blobs is None or (b'"type":"image"' not in line and b'"image_url":' not in line)
 
+    __slots__ = ("_marks", "data")
 
-def line_is_serialized(entry: SessionEntry, line: bytes | memoryview, blobs: BlobStore | None) -> bool:
-    """True only when ``line`` (no newline) is exactly ``serialize_entry(entry, blobs)`` in UTF-8,
-    given that ``line`` holds no float msgspec writes unlike ``repr`` (below 1e-4 or from 1e16;
-    :class:`~xcsh.coding.sessions.fileio.ParsedFile` tells which lines do).
+    def __init__(self, data: bytes, blobs: BlobStore | None) -> None:
+        self.data = data
+        marks = _TRANSIENT_KEY if blobs is None else _TRANSIENT_KEY_OR_IMAGE
+        self._marks = [found.start() for found in marks.finditer(data)]
 
-    False means "not known": the caller re-encodes. For every other value read from JSON,
-    msgspec's encoding equals the standard library's compact, non-ASCII-escaping one (what it
-    cannot encode, lone surrogates or nesting past its limit, raises here), so equality with the
-    line and no mark of a write transform prove it.
-    """
-    try:
-        encoded = _encode(entry)
-    except (TypeError, ValueError, RecursionError, OverflowError):  # UnicodeEncodeError is a ValueError
-        return False
-    return encoded == line and _untouched(encoded, blobs)
+    def serializes(self, entry: SessionEntry, offset: int, length: int) -> bool:
+        """True only when the line at ``offset`` (``length`` bytes, no newline) is exactly
+        ``serialize_entry(entry, blobs)`` in UTF-8, given that it holds no float msgspec writes
+        unlike ``repr`` (below 1e-4 or from 1e16; :class:`~xcsh.coding.sessions.fileio.ParsedFile`
+        tells which lines do).
+
+        False means "not known": the caller re-encodes. For every other value read from JSON,
+        msgspec's encoding equals the standard library's compact, non-ASCII-escaping one (what it
+        cannot encode, lone surrogates or nesting past its limit, raises here), so equality with
+        the line and no mark of a write transform prove it.
+        """
+        try:
+            encoded = _encode(entry)
+        except (TypeError, ValueError, RecursionError, OverflowError):  # UnicodeEncodeError is a ValueError
+            return False
+        if len(encoded) != length or not self.data.startswith(encoded, offset):
+            return False
+        if length > MAX_PERSIST_CHARS and len(encoded.decode("utf-8")) > MAX_PERSIST_CHARS:
+            return False  # a string over the limit would be cut
+        marks = self._marks
+        if marks:
+            from bisect import bisect_left  # only for a file with marks
+
+            first = bisect_left(marks, offset)
+            if first < len(marks) and marks[first] < offset + length:
+                return False
+        return True
 
 
 def copy_range(source: int, target: int, offset: int, length: int) -> None:
@@ -139,10 +159,10 @@ class LineTable:
                 if offset >= 0:
                     self._spans.setdefault(id(loaded), LineSpan(loaded, offset, length, False))
 
-    def span_of(self, entry: SessionEntry) -> LineSpan | None:
+    def spans_by_id(self) -> dict[int, LineSpan]:
+        """Every span by ``id()`` of its entry (check ``span.entry is entry``); read-only for the caller."""
         self.materialize()
-        span = self._spans.get(id(entry))
-        return span if span is not None and span.entry is entry else None
+        return self._spans
 
 
 def write_lines(
@@ -159,34 +179,41 @@ def write_lines(
 
     An entry whose line ``table`` knows is copied from ``source`` (an open descriptor of the
     file ``table`` describes, None when there is none), neighbouring lines in one copy; a
-    loaded line only after :func:`line_is_serialized` accepted it; every other entry is
+    loaded line only after :meth:`LoadedLines.serializes` accepted it; every other entry is
     encoded with ``serialize_entry``. Every span returned is trusted. Raises ``OSError``.
     """
     write_fully(target, header_line)
     position = len(header_line)
     spans: list[LineSpan] = []
-    data: bytes | None = None  # the source read whole, only when a loaded line must be checked
+    known = table.spans_by_id() if source is not None else {}
+    loaded: LoadedLines | None = None  # the source read whole, only when a loaded line must be checked
     run_start = run_end = -1  # the source range waiting to be copied
 
     def flush_run() -> None:
         nonlocal run_start, run_end
         if run_end > run_start:
-            if data is not None and run_end <= len(data):
-                write_fully(target, memoryview(data)[run_start:run_end])
+            if loaded is not None and run_end <= len(loaded.data):
+                write_fully(target, memoryview(loaded.data)[run_start:run_end])
             else:
                 assert source is not None
                 copy_range(source, target, run_start, run_end - run_start)
         run_start = run_end = -1
 
     for entry in entries:
-        span = table.span_of(entry) if source is not None else None
+        span = known.get(id(entry))
+        if span is not None and span.entry is not entry:
+            span = None
         if span is not None and not span.trusted:
-            if data is None:
+            if loaded is None:
                 assert source is not None
-                data = _read_all(source, source_size)
+                loaded = LoadedLines(_read_all(source, source_size), blobs)
             end = span.offset + span.length
-            line = memoryview(data)[span.offset : end - 1]
-            if end > len(data) or data[end - 1 : end] != b"\n" or not line_is_serialized(entry, line, blobs):
+            data = loaded.data
+            if (
+                end > len(data)
+                or data[end - 1 : end] != b"\n"
+                or not loaded.serializes(entry, span.offset, span.length - 1)
+            ):
                 span = None
         if span is not None:
             if span.offset != run_end:
