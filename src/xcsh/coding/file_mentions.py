@@ -1,13 +1,26 @@
-"""``@path`` mentions in a prompt become a ``fileMention`` message with the files' content."""
+"""``@path`` mentions in a prompt become a ``fileMention`` message with the files' content.
+
+Only what the user or host typed is searched for mentions (coding/session_runs.py): never the
+body of a slash command, prompt template or skill, nor a prompt the model wrote. A mention is
+read only when it names a regular file or a directory, outside ``/proc``, ``/sys`` and ``/dev``
+(whose "files" hold the process's environment and the machine's devices: ``/proc/self/environ``
+is a regular file of size 0 that holds every API key), and a relative mention is not followed
+through a symbolic link inside the project to a place outside it (a cloned repository's
+``notes.md`` may link to ``~/.aws/credentials``). An absolute or ``~`` mention is read wherever
+it points: the user named that place (docs/security.md).
+"""
 
 from __future__ import annotations
 
 import base64
+import os
 import re
+import stat
 import time
 from pathlib import Path
 
 from xcsh.agent.types import FileMentionMessage, MentionedFile
+from xcsh.coding.private_fs import require_regular_or_missing
 
 _MENTION = re.compile(r"""(?:^|(?<=[\s(\[{"'`]))@([^\s]+)""")
 _TRAILING = ".,;:!?)]}\"'`"
@@ -20,6 +33,8 @@ _IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
+# kernel and device file systems: never read for a mention, whatever the link that leads there
+_PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 def mention_paths(text: str) -> list[str]:
@@ -36,10 +51,10 @@ def build_file_mention(text: str, cwd: Path) -> FileMentionMessage | None:
     """A ``fileMention`` message for the readable mentioned paths, or None (unreadable ones are skipped)."""
     files: list[MentionedFile] = []
     for token in mention_paths(text):
-        path = (cwd / Path(token).expanduser()).resolve()
         try:
-            entry = _describe(path, token)
-        except (OSError, UnicodeDecodeError):
+            path = _allowed_path(token, cwd)
+            entry = _describe(path, token) if path is not None else None
+        except (OSError, RuntimeError, UnicodeDecodeError):
             continue
         if entry is not None:
             files.append(entry)
@@ -48,13 +63,28 @@ def build_file_mention(text: str, cwd: Path) -> FileMentionMessage | None:
     return {"role": "fileMention", "files": files, "timestamp": int(time.time() * 1000)}
 
 
+def _allowed_path(token: str, cwd: Path) -> Path | None:
+    """The resolved path ``token`` names, or None when a mention may not read it (module docstring)."""
+    named = Path(token).expanduser()
+    path = (cwd / named).resolve()
+    if any(path == root or root in path.parents for root in _PSEUDO_ROOTS):
+        return None
+    if not named.is_absolute():
+        project = cwd.resolve()
+        lexical = Path(os.path.normpath(project / named))
+        inside = lexical == project or project in lexical.parents
+        if inside and path != project and project not in path.parents:
+            return None  # a link inside the project leads out of it
+    return path
+
+
 def _describe(path: Path, token: str) -> MentionedFile | None:
-    if path.is_dir():
+    status = os.stat(path)
+    if stat.S_ISDIR(status.st_mode):
         names = sorted((p.name + ("/" if p.is_dir() else "") for p in path.iterdir()), key=str.lower)
         return {"path": token, "content": "\n".join(names) or "(empty directory)"}
-    if not path.is_file():
-        return None
-    size = path.stat().st_size
+    require_regular_or_missing(path)  # a FIFO, socket or device: OSError, skipped
+    size = status.st_size
     mime = _IMAGE_TYPES.get(path.suffix.lower())
     if mime is not None:
         if size > MAX_IMAGE_BYTES:

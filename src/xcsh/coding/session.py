@@ -383,10 +383,15 @@ class AgentSession:
 
     # ---- prompting (the run chain, coding/session_runs.py) ------------------------------------
     def start_prompt(
-        self, text: str, images: list[ImageContent] | None = None, streaming_behavior: str | None = None
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        streaming_behavior: str | None = None,
+        *,
+        read_mentions: bool = True,
     ) -> asyncio.Task[None] | None:
         """Accept a prompt (see :meth:`RunChain.start_prompt`): its task, or None when queued."""
-        return self._runs.start_prompt(text, images, streaming_behavior)
+        return self._runs.start_prompt(text, images, streaming_behavior, read_mentions=read_mentions)
 
     def find_command(self, text: str) -> SlashCommand | None:
         """The extension command that runs ``text``, or None."""

@@ -52,7 +52,8 @@ class RunChain:
         # after it, runs the agent starts by itself never make a prompt fail (rpc-protocol §5.1)
         self._host_run_open = False
         self._between_runs = True
-        self._next_prompt: tuple[str, list[ImageContent] | None] | None = None
+        # (text for the model, images, what the host typed: the only text whose @mentions are read)
+        self._next_prompt: tuple[str, list[ImageContent] | None, str] | None = None
         self._chain: asyncio.Task[None] | None = None
         # the last prompt's task: accepted, but its run may not have started yet (abort waits for it)
         self._starting: asyncio.Task[None] | None = None
@@ -79,20 +80,29 @@ class RunChain:
 
     # ---- prompts -------------------------------------------------------------------------
     def start_prompt(
-        self, text: str, images: list[ImageContent] | None = None, streaming_behavior: str | None = None
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        streaming_behavior: str | None = None,
+        *,
+        read_mentions: bool = True,
     ) -> asyncio.Task[None] | None:
         """Accept a prompt synchronously; returns the task that runs it (None when queued).
 
         Raises :class:`BusyError` when busy without a streaming behaviour, or
         :class:`CommandError` when the model is not available. Slash commands and the
         rest of the work happen in the returned task.
+
+        ``@path`` mentions are read from ``text`` as the host sent it, never from the body a
+        slash command, prompt template or skill expands to (a repository's command file must
+        not make us read and send ``/proc/self/environ`` or a credentials file); with
+        ``read_mentions=False`` (a prompt the model wrote, e.g. a subagent's assignment) none are.
         """
         if not isinstance(text, str):
             raise CommandError("message must be a string")
         command = self.find_command(text)
         if command is not None:
             return asyncio.ensure_future(command.run(text))
-        text = self._commands.expand(text)
         if self._busy:
             if streaming_behavior == "steer":
                 self.steer(text, images)
@@ -103,15 +113,17 @@ class RunChain:
             if self._host_run_open:
                 raise BusyError(BUSY_TEXT)
             self._require_model()
-            self._supersede_continuation(text, images)
+            self._supersede_continuation(text, images, text if read_mentions else "")
             return None
         self._require_model()
         self._busy = True
         self._host_run_open = True
-        self._starting = asyncio.ensure_future(self._prompt(text, images, self._generation))
+        self._starting = asyncio.ensure_future(
+            self._prompt(self._commands.expand(text), images, text if read_mentions else "", self._generation)
+        )
         return self._starting
 
-    def _supersede_continuation(self, text: str, images: list[ImageContent] | None) -> None:
+    def _supersede_continuation(self, text: str, images: list[ImageContent] | None, typed: str) -> None:
         """A prompt after the host's ``agent_end`` while the agent continues by itself.
 
         A continuation run already streaming finishes and takes the prompt as a follow-up;
@@ -122,7 +134,7 @@ class RunChain:
         if not self._between_runs:
             self.follow_up(text, images)
             return
-        self._next_prompt = (text, images)
+        self._next_prompt = (self._commands.expand(text), images, typed)
         self._host_run_open = True
         if not self._is_compacting():
             for hook in self._hooks.after_run_hooks():
@@ -132,11 +144,13 @@ class RunChain:
         """The extension command that runs ``text``, or None."""
         return self._commands.runnable_for(text)
 
-    async def _prompt(self, text: str, images: list[ImageContent] | None, generation: int) -> None:
+    async def _prompt(
+        self, text: str, images: list[ImageContent] | None, typed: str, generation: int
+    ) -> None:
         try:
             if generation != self._generation:
                 return  # aborted before the prompt got to run
-            initial = await self._prompt_messages(text, images)
+            initial = await self._prompt_messages(text, images, typed)
             if generation != self._generation:
                 return  # aborted while the pre-prompt checks ran
             await self._run_chain(initial)
@@ -145,8 +159,11 @@ class RunChain:
                 self._busy = False
                 self._host_run_open = False
 
-    async def _prompt_messages(self, text: str, images: list[ImageContent] | None) -> list[AgentMessage]:
-        """The initial messages of a prompt's run (pre-prompt checks run first)."""
+    async def _prompt_messages(
+        self, text: str, images: list[ImageContent] | None, typed: str
+    ) -> list[AgentMessage]:
+        """The initial messages of a prompt's run (pre-prompt checks run first); ``text`` is
+        the expanded prompt, ``typed`` what the host sent (its ``@`` mentions are read)."""
         self._flush_pending_bash()
         for check in self._hooks.pre_prompt_checks():
             await check()
@@ -156,10 +173,10 @@ class RunChain:
         initial.append(user_message(text, images))
         initial.extend(self._hidden_next_turn)
         self._hidden_next_turn = []
-        if "@" in text:  # every mention starts with one; without it the module is not needed
+        if "@" in typed:  # every mention starts with one; without it the module is not needed
             from xcsh.coding.file_mentions import build_file_mention
 
-            mention = build_file_mention(text, self._cwd)
+            mention = build_file_mention(typed, self._cwd)
             if mention is not None:
                 initial.append(mention)
         for contribute in self._hooks.after_user_message:
@@ -187,9 +204,9 @@ class RunChain:
                     break
                 if self._next_prompt is not None:
                     # a host prompt that arrived after agent_end replaces the continuation
-                    text, images = self._next_prompt
+                    text, images, typed = self._next_prompt
                     self._next_prompt = None
-                    initial = await self._prompt_messages(text, images)
+                    initial = await self._prompt_messages(text, images, typed)
                     if generation != self._generation:
                         break
                     added = await self._agent.prompt(initial)

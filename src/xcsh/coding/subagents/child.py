@@ -226,7 +226,7 @@ async def run_child(
     try:
         progress.status = "running"
         on_progress()
-        task = child.start_prompt(prompt)
+        task = child.start_prompt(prompt, read_mentions=False)  # the model wrote it: no @file reads
         if signal is not None:
 
             def abort_child() -> None:
