@@ -13,28 +13,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coding.sessions.messages import assistant, user
 from conftest import fake_models_yml
 from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.sessions.context import build_session_context, path_to
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.todos import todos_of
 from xcsh.coding.todos.state import latest_todo_phases, without_done
-
-
-def _user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
-
-
-def _assistant(text: str) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "provider": "fake",
-        "model": "fake-model",
-        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
-        "stopReason": "stop",
-        "timestamp": 2,
-    }
 
 
 def _todo_result(call_id: str, task: str, status: str = "pending") -> dict[str, Any]:
@@ -84,9 +69,9 @@ def test_every_branch_and_context_answer_equals_a_fresh_walk_after_any_changes(
         ids = [e["id"] for e in store.entries]
         chosen = ids[pick % len(ids)] if ids else None
         if op == "user":
-            store.append_message(_user(f"u{step}"))  # type: ignore[arg-type]
+            store.append_message(user(f"u{step}"))  # type: ignore[arg-type]
         elif op == "assistant":
-            store.append_message(_assistant(f"a{step}"))  # type: ignore[arg-type]
+            store.append_message(assistant(f"a{step}"))  # type: ignore[arg-type]
         elif op == "level":
             store.append_thinking_level_change(["off", "high", None][pick % 3])
         elif op == "label" and chosen is not None:
@@ -98,7 +83,7 @@ def test_every_branch_and_context_answer_equals_a_fresh_walk_after_any_changes(
         elif op == "replace" and chosen is not None:
             entry = store.get_entry(chosen)
             assert entry is not None
-            replacement = {**entry, "type": "message", "message": _user(f"r{step}")}
+            replacement = {**entry, "type": "message", "message": user(f"r{step}")}
             store.rewrite_entries({chosen: replacement})  # type: ignore[dict-item]
         elif op == "todo":
             store.append_message(_todo_result(f"c{step}", f"task {step}"))  # type: ignore[arg-type]
@@ -110,14 +95,14 @@ def test_a_resumed_session_restores_the_context_and_the_todos_of_its_current_bra
     with SessionStore.create(sessions, tmp_path) as store:
         store.append_model_change("fake/fake-model")
         store.append_thinking_level_change("off")
-        first = store.append_message(_user("start"))  # type: ignore[arg-type]
+        first = store.append_message(user("start"))  # type: ignore[arg-type]
         store.append_message(_todo_result("c1", "abandoned branch's task"))  # type: ignore[arg-type]
         store.set_leaf(first["id"])
-        store.append_message(_assistant("on the kept branch"))  # type: ignore[arg-type]
+        store.append_message(assistant("on the kept branch"))  # type: ignore[arg-type]
         store.append_message(_todo_result("c2", "kept task"))  # type: ignore[arg-type]
         store.append_message(_todo_result("c3", "finished task", "completed"))  # type: ignore[arg-type]
         store.append_message(_todo_result("c4", "kept task"))  # type: ignore[arg-type]
-        store.append_message(_user("go on"))  # type: ignore[arg-type]
+        store.append_message(user("go on"))  # type: ignore[arg-type]
         path = store.path
     assert path is not None
     with SessionStore.open(path, cwd_for_new=tmp_path) as reread:  # the entries as a resume reads them

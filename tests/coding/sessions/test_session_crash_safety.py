@@ -14,25 +14,9 @@ from typing import Any
 
 import pytest
 
+from coding.sessions.messages import assistant, user
 from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
-
-
-def assistant(text: str) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "api": "x",
-        "provider": "fake",
-        "model": "m",
-        "usage": {},
-        "stopReason": "stop",
-        "timestamp": 2,
-    }
 
 
 def assert_valid_jsonl(path: Path) -> list[dict[str, Any]]:
