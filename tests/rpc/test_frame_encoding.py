@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -90,11 +91,16 @@ def whole_message_encoded_once(frame: dict[str, Any]) -> bytes:
     return encode_json({**frame, "assistantMessageEvent": event, "message": raw}) + b"\n"
 
 
-def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encoding() -> None:
-    """Every tail is appended to the cached encoding; the frame must equal a fresh full encoding."""
+def _growing_frames() -> Iterator[tuple[dict[str, Any], tuple[str, str, str, str]]]:
+    """60 ``message_update`` frames of one growing partial message (awkward pieces appended to
+    its text, thinking, partial JSON and string argument), each with those four strings.
+
+    At step 20 an integer beyond 64 bits and from step 45 a lone surrogate send the message the
+    standard way (no pieces: the whole-frame path and its fallback); at step 30 a new message
+    starts, its strings shorter than the cached ones.
+    """
     pieces = [AWKWARD, "\\", '"', "\x00", "\u2028", "😀", "é" * 300, "plain " * 120, "\x1f\n\t"]
     text = thinking = partial = content = ""
-    buffer = bytearray()
     for step in range(60):
         piece = pieces[step % len(pieces)]
         text, thinking, partial, content = (
@@ -103,12 +109,18 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
             partial + piece,
             content + piece,
         )
-        if step == 30:  # a new message: the strings start again, shorter than the cached ones
+        if step == 30:
             text, partial = piece, piece
-        if step == 45:  # a lone surrogate: the message takes the standard path, as before
+        if step == 45:
             content += "\ud800"
-        # an integer beyond 64 bits: the standard path too
         frame = _update(text, thinking, partial, content, 2**70 if step == 20 else step)
+        yield frame, (text, thinking, partial, content)
+
+
+def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encoding() -> None:
+    """Every tail is appended to the cached encoding; the frame must equal a fresh full encoding."""
+    buffer = bytearray()
+    for frame, (_, _, _, content) in _growing_frames():
         assert encode_frame(frame) == whole_message_encoded_once(frame)
         encode_frame_into(frame, buffer)  # the writer's path: one buffer reused for every frame
         assert buffer == whole_message_encoded_once(frame)
@@ -118,24 +130,10 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
 
 def test_a_long_partial_message_as_pieces_gives_the_bytes_of_the_whole_frame() -> None:
     """The writer's ``writev`` path: the pieces joined are the frame, and they really are used."""
-    pieces = [AWKWARD, "\\", '"', "\x00", "\u2028", "😀", "é" * 300, "plain " * 120, "\x1f\n\t"]
-    text = thinking = partial = content = ""
     split = 0
-    for step in range(60):
-        piece = pieces[step % len(pieces)]
-        text, thinking, partial, content = (
-            text + piece,
-            thinking + piece[::-1],
-            partial + piece,
-            content + piece,
-        )
-        if step == 30:  # a new message: the strings start again, shorter than the cached ones
-            text, partial = piece, piece
-        if step == 45:  # a lone surrogate: no pieces, the whole-frame path and its fallback
-            content += "\ud800"
-        frame = _update(text, thinking, partial, content, 2**70 if step == 20 else step)
+    for frame, strings in _growing_frames():
         found = frame_pieces(frame)
-        if "\ud800" in content or max(map(len, (text, thinking, partial, content))) < 512:
+        if "\ud800" in strings[3] or max(map(len, strings)) < 512:
             assert found is None
             continue
         assert found is not None
