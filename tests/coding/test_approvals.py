@@ -1,10 +1,14 @@
-"""The approval policy's rules and dialog texts (coding/approvals.py)."""
+"""The approval policy's rules and dialog texts (coding/approvals.py, approval_rules.py, approval_dialog.py)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from xcsh.coding.approvals import ApprovalConfig, config_from, describe, rule_allows
+import pytest
+
+from xcsh.coding.approval_dialog import describe
+from xcsh.coding.approvals import ApprovalConfig, config_from, rule_allows
 
 CONFIG = ApprovalConfig(
     tools=frozenset({"bash", "write", "edit"}),
@@ -13,14 +17,88 @@ CONFIG = ApprovalConfig(
 )
 
 
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home directory of the test's own (``~`` in tool paths resolves here)."""
+    path = tmp_path / "home"
+    path.mkdir()
+    monkeypatch.setenv("HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    path = tmp_path / "proj"
+    (path / "docs").mkdir(parents=True)
+    return path
+
+
 def test_command_prefixes_match_whole_words_and_never_shell_control(tmp_path: Path) -> None:
     def allowed(command: str) -> bool:
         return rule_allows(CONFIG, tmp_path, "bash", {"command": command})
 
     assert allowed("ls") and allowed("ls -la src") and allowed("git status --short")
-    assert not allowed("lsof") and not allowed("git push")
+    assert allowed("  ls   -la ") and allowed("git  status")
+    assert not allowed("lsof") and not allowed("git push") and not allowed("git") and not allowed("")
     for sneaky in ("ls; rm -rf x", "ls && rm x", "ls | sh", "ls $(rm x)", "ls `rm x`", "ls > f", "ls\nrm x"):
         assert not allowed(sneaky), sneaky
+
+
+def test_a_command_with_any_shell_syntax_is_asked_about_even_without_control_characters(
+    tmp_path: Path,
+) -> None:
+    def allowed(command: str) -> bool:
+        return rule_allows(CONFIG, tmp_path, "bash", {"command": command})
+
+    # the reviewer's bypass: @P expands the prompt string, which runs the substitution
+    assert not allowed("ls ${x:=\\$\\(touch\\ marker\\)} ${x@P}")
+    for sneaky in (
+        "ls $HOME",
+        "ls 'a b'",
+        'ls "$x"',
+        "ls a\\ b",
+        "ls {a,b}",
+        "ls *",
+        "ls ?",
+        "ls [ab]",
+        "ls ~",
+        "ls #x",
+        "ls !x",
+        "ls (x)",
+        "ls\tx",
+        "ls\rx",
+        "ls\x1b[2Kx",
+        "ls \u202ex",
+        "ls é",
+    ):
+        assert not allowed(sneaky), repr(sneaky)
+    # a rule with shell syntax matches nothing
+    assert not rule_allows(
+        ApprovalConfig(tools=frozenset({"bash"}), allow_commands=("ls *",)),
+        tmp_path,
+        "bash",
+        {"command": "ls *"},
+    )
+
+
+def test_an_allowed_command_with_env_or_a_cwd_outside_the_project_is_asked_about(
+    proj: Path, tmp_path: Path
+) -> None:
+    def allowed(**args: object) -> bool:
+        return rule_allows(CONFIG, proj, "bash", {"command": "ls", **args})
+
+    assert (
+        allowed()
+        and allowed(env={})
+        and allowed(cwd="docs")
+        and allowed(cwd=str(proj))
+        and allowed(timeout=5)
+    )
+    assert not allowed(env={"BASH_ENV": str(proj / "evil.sh")})
+    assert not allowed(cwd="/") and not allowed(cwd="..") and not allowed(cwd="~")
+    os.symlink(tmp_path, proj / "out")  # a link the repository ships, pointing out of it
+    assert not allowed(cwd="out")
+    assert not allowed(something_new=True)
 
 
 def test_every_named_path_must_be_in_an_allowed_directory_or_glob(tmp_path: Path) -> None:
@@ -30,16 +108,90 @@ def test_every_named_path_must_be_in_an_allowed_directory_or_glob(tmp_path: Path
     assert allowed({"path": "docs/a.txt", "content": ""}) and allowed({"path": "README.md", "content": ""})
     assert not allowed({"path": "docs/../src/a.py", "content": ""})
     assert not allowed({"path": "src/a.py", "content": ""})
-    assert allowed({"edits": [{"path": "docs/x"}, {"path": "notes.md"}]})
-    assert not allowed({"edits": [{"path": "docs/x"}, {"path": "src/y.py"}]})
+    assert rule_allows(CONFIG, tmp_path, "edit", {"edits": [{"path": "docs/x"}, {"path": "notes.md"}]})
+    assert not rule_allows(CONFIG, tmp_path, "edit", {"edits": [{"path": "docs/x"}, {"path": "src/y.py"}]})
 
 
-def test_the_flag_wins_over_settings_and_no_tools_means_off() -> None:
-    settings = {"approvals.tools": ["bash"], "approvals.allowCommands": ["ls"], "approvals.timeoutSeconds": 5}
-    assert config_from(settings.get, "write, edit") == ApprovalConfig(
-        tools=frozenset({"write", "edit"}), allow_commands=("ls",), timeout_s=5.0
+def test_paths_are_resolved_as_the_tools_resolve_them_and_through_symlinks(proj: Path, home: Path) -> None:
+    whole = ApprovalConfig(tools=frozenset({"write"}), allow_paths=(".",))
+
+    def allowed(path: str, config: ApprovalConfig = whole) -> bool:
+        return rule_allows(config, proj, "write", {"path": path, "content": "x"})
+
+    assert allowed("docs/a.md") and allowed("@docs/a.md") and allowed(str(proj / "a.md"))
+    assert not allowed("~/.bashrc") and not allowed(f"@{home}/at.txt") and not allowed(str(home / "x"))
+    os.symlink(home, proj / "docs" / "cfg")
+    assert not allowed("docs/cfg/.profile")
+    os.symlink(home / ".profile", proj / "profile")  # a dangling link: writing it creates the target
+    assert not allowed("profile")
+    # a relative rule never reaches outside the project, even through a link it names
+    assert not allowed(
+        "docs/cfg/.profile", ApprovalConfig(tools=frozenset({"write"}), allow_paths=("docs/cfg",))
     )
-    assert config_from(settings.get, None).tools == frozenset({"bash"})  # type: ignore[union-attr]
+    # an absolute or ~ rule does what it says
+    assert allowed("~/notes/a.txt", ApprovalConfig(tools=frozenset({"write"}), allow_paths=("~/notes",)))
+    assert allowed(str(home / "a.txt"), ApprovalConfig(tools=frozenset({"write"}), allow_paths=(str(home),)))
+
+
+def test_glob_stars_stay_in_one_segment_and_relative_globs_stay_in_the_project(
+    proj: Path, home: Path
+) -> None:
+    def allowed(path: str, *rules: str) -> bool:
+        config = ApprovalConfig(tools=frozenset({"write"}), allow_paths=rules)
+        return rule_allows(config, proj, "write", {"path": path, "content": "x"})
+
+    assert allowed("README.md", "*.md") and not allowed("docs/a.md", "*.md")
+    assert (
+        allowed("docs/a.md", "**/*.md") and allowed("docs/a.md", "docs/*.md") and allowed("a.md", "**/*.md")
+    )
+    assert not allowed(str(home / "abs.md"), "*.md") and not allowed(str(home / "abs.md"), "**/*.md")
+    assert not allowed("../home/abs.md", "**/*.md") and not allowed("../home/abs.md", "../*/*.md")
+    assert allowed(str(home / "abs.md"), f"{home}/*.md") and allowed(str(home / "abs.md"), "~/*.md")
+    assert not allowed(str(home / "d" / "abs.md"), "~/*.md")
+
+
+def test_every_path_a_call_touches_is_checked(proj: Path, home: Path) -> None:
+    config = ApprovalConfig(tools=frozenset({"*"}), allow_paths=("docs/", "**/*.ipynb", "src"))
+    (proj / "src").mkdir()
+    (proj / "src" / "a.py").write_text("x = 1\n")
+
+    def allowed(tool: str, args: dict[str, object]) -> bool:
+        return rule_allows(config, proj, tool, args)
+
+    assert allowed("edit", {"edits": [{"path": "docs/a.md", "move": "docs/b.md"}]})
+    assert not allowed("edit", {"edits": [{"path": "docs/a.md", "move": "~/moved-out.sh"}]})
+    assert not allowed("edit", {"edits": [{"path": "docs/a.md", "move": 3}]})
+    assert allowed("notebook", {"action": "delete", "notebook_path": "docs/n.ipynb", "cell_index": 0})
+    assert not allowed("notebook", {"action": "delete", "notebook_path": "~/n.ipynb", "cell_index": 0})
+    # ast_edit rewrites every file below a directory (links included): only a named file is provable
+    assert allowed("ast_edit", {"ops": [], "path": "src/a.py"})
+    assert not allowed("ast_edit", {"ops": [], "path": "src"}) and not allowed("ast_edit", {"ops": []})
+    assert allowed("read", {"path": "docs/a.md"}) and not allowed("read", {"path": "https://docs/a.md"})
+    # tools whose every path this policy cannot name are never allowed by a path rule
+    for tool in ("bash", "python", "find", "task", "deploy"):
+        assert not allowed(tool, {"path": "docs/a.md", "command": "ls", "cells": []}), tool
+
+
+def test_git_internals_and_hard_links_are_always_asked_about(proj: Path, home: Path) -> None:
+    config = ApprovalConfig(tools=frozenset({"write"}), allow_paths=(".",))
+    (proj / ".git" / "hooks").mkdir(parents=True)
+    assert not rule_allows(config, proj, "write", {"path": ".git/hooks/pre-commit", "content": "x"})
+    (home / ".bashrc").write_text("ORIGINAL\n")
+    os.link(home / ".bashrc", proj / "rc")
+    assert not rule_allows(config, proj, "write", {"path": "rc", "content": "x"})
+
+
+def test_naming_one_tool_covers_every_tool_that_runs_code_or_writes_files() -> None:
+    settings = {"approvals.tools": ["bash"], "approvals.allowCommands": ["ls"], "approvals.timeoutSeconds": 5}
+    config = config_from(settings.get, "write, edit")
+    assert config == ApprovalConfig(
+        tools=frozenset({"write", "edit", "ast_edit", "notebook"}), allow_commands=("ls",), timeout_s=5.0
+    )
+    assert config_from(settings.get, None).tools == frozenset({"bash", "python"})  # type: ignore[union-attr]
+    recommended = config_from({}.get, "bash,write,edit")
+    assert recommended is not None
+    assert all(recommended.covers(t) for t in ("bash", "python", "write", "edit", "ast_edit", "notebook"))
+    assert not recommended.covers("read") and not recommended.covers("grep")
     assert config_from({}.get, None) is None and config_from(settings.get, "") is None
 
 
@@ -55,3 +207,40 @@ def test_the_dialog_shows_the_command_the_new_file_or_the_edits(tmp_path: Path) 
     )
     assert title == "Allow edit of b.py?" and message.endswith("+x") and "3#AB" in message
     assert describe("deploy", {"env": "prod"}, tmp_path) == ("Allow deploy?", '{\n  "env": "prod"\n}')
+
+
+def test_the_dialog_shows_env_cwd_moves_and_where_links_lead(proj: Path, home: Path) -> None:
+    title, message = describe(
+        "bash", {"command": "echo hello", "cwd": "/", "env": {"BASH_ENV": "/x/evil.sh"}}, proj
+    )
+    assert title == "Allow bash?" and message == "$ echo hello\ncwd: /\nenv: BASH_ENV=/x/evil.sh"
+    title, message = describe("python", {"cells": [{"code": "import os\nos.system('id')"}], "cwd": "~"}, proj)
+    assert "os.system('id')" in message and f"cwd: {home}" in message
+    title, message = describe("edit", {"edits": [{"path": "docs/a.md", "move": "~/moved-out.sh"}]}, proj)
+    assert title == f"Allow edit of docs/a.md → {home}/moved-out.sh?"
+    assert f"move docs/a.md → {home}/moved-out.sh" in message
+    os.symlink(home, proj / "docs" / "cfg")
+    title, _ = describe("write", {"path": "docs/cfg/.profile", "content": "x"}, proj)
+    assert title == f"Allow write to docs/cfg/.profile (→ {home}/.profile)?"
+    title, _ = describe("notebook", {"action": "delete", "notebook_path": "~/n.ipynb", "cell_index": 0}, proj)
+    assert title == f"Allow notebook delete in {home}/n.ipynb?"
+
+
+def test_the_diff_is_against_the_file_the_tool_will_write(proj: Path, home: Path) -> None:
+    (home / ".bashrc").write_text("ORIGINAL\n")
+    title, message = describe("write", {"path": "~/.bashrc", "content": "PWNED\n"}, proj)
+    assert title == f"Allow write to {home}/.bashrc?"
+    assert "-ORIGINAL" in message and "+PWNED" in message
+    _, message = describe("write", {"path": "@docs/n.md", "content": "1#ZZ:copied\n"}, proj)
+    assert "+copied" in message  # the content as the tool writes it (copied anchors dropped)
+
+
+def test_control_characters_in_the_dialog_are_shown_escaped(proj: Path) -> None:
+    title, message = describe(
+        "bash", {"command": "rm -rf ~ \r\x1b[2K$ ls \u202eok", "env": {"A": "\x07"}}, proj
+    )
+    assert message == "$ rm -rf ~ \\r\\x1b[2K$ ls \\u202eok\nenv: A=\\x07"
+    title, message = describe("write", {"path": "a\rb\n.md", "content": "x\x1b]0;t\x07\nlinë 2\n"}, proj)
+    assert title == "Allow write to a\\rb\\n.md?"
+    assert "+x\\x1b]0;t\\x07" in message and "+linë 2" in message
+    assert "\x1b" not in message and "\r" not in message

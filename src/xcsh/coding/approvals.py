@@ -6,13 +6,17 @@ tool, built-in, host or extension). For such a call the gate asks its :class:`Co
 with a title naming the tool and a message showing the command, the new file or the diff.
 Confirmed → the call runs once; declined, timed out (``approvals.timeoutSeconds``, default
 120), aborted or with no UI at all → the call does not run and the model reads a tool error
-saying why. Calls matching an always-allowed rule run without asking:
+saying why. Naming one tool covers its group: ``bash`` and ``python`` (they run code),
+``write``, ``edit``, ``ast_edit`` and ``notebook`` (they write files). Calls that an
+always-allowed rule proves harmless run without asking (coding/approval_rules.py):
 
-- ``approvals.allowCommands``: command prefixes for ``bash`` (a prefix matches at a word
-  boundary; a command with shell control characters — ``;``, ``&``, ``|``, ``$(``, a
-  backtick, ``>``, ``<`` or a newline — is always asked about);
-- ``approvals.allowPaths``: directories or glob patterns (relative to the cwd) for tools
-  whose arguments name paths (``path``, or ``edits[].path``); every named path must match.
+- ``approvals.allowCommands``: argv prefixes for ``bash``, only for plain commands (no shell
+  syntax at all), no ``env`` and a ``cwd`` inside the project;
+- ``approvals.allowPaths``: directories or globs for the tools whose paths are known; every
+  path the call touches, resolved as the tools resolve it and through symlinks, must match.
+
+The dialog's text (coding/approval_dialog.py) shows everything that decides what the call
+does, with control characters escaped.
 
 The gate plugs in as a ``before_tool_call`` hook of the session, after the extensions'
 (an extension that blocks the call first means nobody is asked).
@@ -21,8 +25,6 @@ The gate plugs in as a ``before_tool_call`` hook of the session, after the exten
 from __future__ import annotations
 
 import contextvars
-import fnmatch
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -53,8 +55,12 @@ if TYPE_CHECKING:
 
 
 DEFAULT_TIMEOUT_S = 120.0
-MAX_SHOWN_LINES = 200
-SHELL_CONTROL = (";", "&", "|", "$(", "`", ">", "<", "\n")
+# naming one tool of a group covers the whole group: every tool that runs code, every tool that
+# writes files (docs/approvals.md, "Which tools")
+TOOL_GROUPS: tuple[frozenset[str], ...] = (
+    frozenset({"bash", "python"}),
+    frozenset({"write", "edit", "ast_edit", "notebook"}),
+)
 # the tool call being put to the user (set around the confirm call, per task): a UI that can
 # attach the question to the call it is about (ACP's permission request) reads it
 PENDING_CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar("pending_call", default=None)
@@ -80,6 +86,15 @@ def _names(value: Any) -> list[str]:
     return []
 
 
+def with_groups(names: list[str]) -> frozenset[str]:
+    """``names`` plus every tool sharing a group (:data:`TOOL_GROUPS`) with one of them."""
+    tools = set(names)
+    for group in TOOL_GROUPS:
+        if tools & group:
+            tools |= group
+    return frozenset(tools)
+
+
 def config_from(settings_get: Callable[[str], Any], flag: str | None) -> ApprovalConfig | None:
     """The policy from the ``--approve`` flag (wins) or the ``approvals.*`` settings; None when off."""
     tools = _names(flag) if flag is not None else _names(settings_get("approvals.tools"))
@@ -87,108 +102,26 @@ def config_from(settings_get: Callable[[str], Any], flag: str | None) -> Approva
         return None
     timeout = settings_get("approvals.timeoutSeconds")
     return ApprovalConfig(
-        tools=frozenset(tools),
+        tools=with_groups(tools),
         allow_commands=tuple(_names(settings_get("approvals.allowCommands"))),
         allow_paths=tuple(_names(settings_get("approvals.allowPaths"))),
         timeout_s=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else DEFAULT_TIMEOUT_S,
     )
 
 
-def _paths_of(args: dict[str, Any]) -> list[str]:
-    paths = [args["path"]] if isinstance(args.get("path"), str) else []
-    edits = args.get("edits")
-    if isinstance(edits, list):
-        paths += [e["path"] for e in edits if isinstance(e, dict) and isinstance(e.get("path"), str)]
-    return paths
-
-
-def _clip(lines: list[str]) -> str:
-    if len(lines) > MAX_SHOWN_LINES:
-        lines = [*lines[:MAX_SHOWN_LINES], f"… {len(lines) - MAX_SHOWN_LINES} more lines"]
-    return "\n".join(lines)
-
-
-def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]:
-    """The dialog's title and message: the command, the new content, or a diff of the edits."""
-    import json  # an approval dialog only
-
-    title = f"Allow {tool_name}?"
-    if isinstance(args.get("command"), str):
-        return title, f"$ {args['command']}"
-    path = args.get("path")
-    if isinstance(path, str) and isinstance(args.get("content"), str):
-        import difflib  # only when a call is put to the user
-
-        target = cwd / path
-        old = target.read_text(errors="replace").splitlines() if target.is_file() else []
-        diff = difflib.unified_diff(old, args["content"].splitlines(), f"a/{path}", f"b/{path}", lineterm="")
-        return f"Allow {tool_name} to {path}?", _clip(list(diff))
-    edits = args.get("edits")
-    if isinstance(edits, list) and edits:
-        lines: list[str] = []
-        for edit in edits:
-            if isinstance(edit, dict):
-                lines += _edit_lines(edit, str(edit.get("path", path or "")))
-        shown = sorted({str(e.get("path")) for e in edits if isinstance(e, dict) and e.get("path")})
-        return f"Allow {tool_name} of {', '.join(shown) or 'files'}?", _clip(lines)
-    return title, json.dumps(args, indent=2, ensure_ascii=False, default=str)
-
-
-def _edit_lines(edit: dict[str, Any], name: str) -> list[str]:
-    """One edit as diff lines: replace-mode old/new text, or a hashline edit's location and lines."""
-    import json
-
-    if any(k in edit for k in ("old_text", "oldText", "new_text", "newText")):
-        import difflib  # only when a call is put to the user
-
-        old_text = edit.get("old_text", edit.get("oldText", ""))
-        new_text = edit.get("new_text", edit.get("newText", ""))
-        return list(
-            difflib.unified_diff(
-                str(old_text).splitlines(), str(new_text).splitlines(), f"a/{name}", f"b/{name}", lineterm=""
-            )
-        )
-    if edit.get("delete"):
-        return [f"delete {name}"]
-    if isinstance(edit.get("move"), str):
-        return [f"move {name} → {edit['move']}"]
-    where = json.dumps(edit.get("loc"), ensure_ascii=False) if "loc" in edit else "(whole file)"
-    content = edit.get("content")
-    body = [f"+{line}" for line in content] if isinstance(content, list) else ["(lines removed)"]
-    return [f"@@ {name} at {where}", *body]
-
-
-def command_allowed(config: ApprovalConfig, command: str) -> bool:
-    """Whether an always-allowed prefix covers ``command`` (never with shell control characters)."""
-    text = command.strip()
-    if any(mark in text for mark in SHELL_CONTROL):
-        return False
-    return any(text == p.rstrip() or text.startswith(p.rstrip() + " ") for p in config.allow_commands)
-
-
-def path_allowed(config: ApprovalConfig, cwd: Path, raw: str) -> bool:
-    """Whether ``raw`` (relative to ``cwd``) is inside an allowed directory or matches an allowed glob."""
-    target = Path(os.path.normpath(cwd / raw))
-    for rule in config.allow_paths:
-        base = Path(os.path.normpath(cwd / rule))
-        if target == base or base in target.parents:
-            return True
-        try:
-            relative = target.relative_to(cwd).as_posix()
-        except ValueError:
-            relative = target.as_posix()
-        if fnmatch.fnmatchcase(relative, rule):
-            return True
-    return False
-
-
 def rule_allows(config: ApprovalConfig, cwd: Path, tool_name: str, args: dict[str, Any]) -> bool:
-    """Whether an always-allowed rule lets this call run without asking."""
-    command = args.get("command")
-    if tool_name == "bash" and isinstance(command, str):
-        return command_allowed(config, command)
-    paths = _paths_of(args)
-    return bool(paths) and bool(config.allow_paths) and all(path_allowed(config, cwd, p) for p in paths)
+    """Whether an always-allowed rule proves this call may run without asking (coding/approval_rules)."""
+    if tool_name == "bash":
+        if not config.allow_commands:
+            return False
+        from xcsh.coding.approval_rules import bash_allowed  # only when a covered call is checked
+
+        return bash_allowed(config.allow_commands, cwd, args)
+    if not config.allow_paths:
+        return False
+    from xcsh.coding.approval_rules import paths_allowed
+
+    return paths_allowed(config.allow_paths, cwd, tool_name, args)
 
 
 class ApprovalGate:
@@ -211,6 +144,8 @@ class ApprovalGate:
             return f"This {name} call needs approval and no one can approve it here; it was not run."
         signal = self.session.run_signal
         timed_out: list[bool] = []
+        from xcsh.coding.approval_dialog import describe  # only when a call is put to the user
+
         title, message = describe(name, args, self.session.cwd)
         token = PENDING_CALL.set(call)
         try:
