@@ -107,8 +107,10 @@ def _parse_text(text: str, path: Path) -> Any:
             ) from None
     import yaml
 
+    from xcsh.coding.yaml_load import safe_load
+
     try:
-        return yaml.safe_load(text)
+        return safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

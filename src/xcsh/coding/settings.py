@@ -21,6 +21,7 @@ from typing import Any
 from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
 from xcsh.coding.yaml_cache import cache_dir_for, read_yaml_file
 from xcsh.coding.yaml_cache import forget as forget_cached_yaml
+from xcsh.coding.yaml_load import safe_load
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +161,7 @@ def _load_yaml(path: Path, cache_dir: Path | None = None) -> dict[str, Any]:
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            return safe_load(text)
         except yaml.YAMLError as exc:
             raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
 
@@ -173,6 +174,16 @@ def _load_yaml(path: Path, cache_dir: Path | None = None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SettingsError(f"Settings file {path} must contain a mapping at the top level")
     return data
+
+
+def _load_project_yaml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
+    """The project's settings; a file that cannot be read (invalid YAML, an alias bomb, not a
+    mapping) is ignored with a warning naming it, so a repository cannot stop xcsh from starting."""
+    try:
+        return _load_yaml(path, cache_dir)
+    except SettingsError as exc:
+        logger.warning("%s; the project's settings are ignored", exc)
+        return {}
 
 
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
@@ -197,7 +208,7 @@ class Settings:
         self.user_file = user_file
         self.project_file = project_file
         self._user = _load_yaml(user_file, cache_dir) if user_file else {}
-        self._project = _load_yaml(project_file, cache_dir) if project_file else {}
+        self._project = _load_project_yaml(project_file, cache_dir) if project_file else {}
         self._overrides: dict[str, Any] = {}
         self.version = 0
         # get()'s lookups (where the key was found, its value) since the last change
@@ -392,7 +403,7 @@ def _rewrite_keeping_comments(path: Path, values: Mapping[str, Any], expected: d
         return None
     text = out.getvalue()
     try:
-        if yaml.safe_load(text) != expected:
+        if safe_load(text) != expected:
             return None
     except yaml.YAMLError:
         return None

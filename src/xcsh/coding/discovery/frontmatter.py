@@ -35,8 +35,10 @@ class _InvalidYaml(Exception):
 def _safe_load(text: str) -> Any:
     import yaml  # only for front matter not parsed before: not paid by every start-up
 
+    from xcsh.coding.yaml_load import safe_load
+
     try:
-        return yaml.safe_load(text)
+        return safe_load(text)
     except yaml.YAMLError as exc:
         raise _InvalidYaml from exc
 
