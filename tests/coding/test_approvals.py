@@ -214,8 +214,12 @@ def test_the_dialog_shows_env_cwd_moves_and_where_links_lead(proj: Path, home: P
         "bash", {"command": "echo hello", "cwd": "/", "env": {"BASH_ENV": "/x/evil.sh"}}, proj
     )
     assert title == "Allow bash?" and message == "$ echo hello\ncwd: /\nenv: BASH_ENV=/x/evil.sh"
-    title, message = describe("python", {"cells": [{"code": "import os\nos.system('id')"}], "cwd": "~"}, proj)
-    assert "os.system('id')" in message and f"cwd: {home}" in message
+    title, message = describe(
+        "python", {"cells": [{"code": "import os\nos.system('id')"}], "cwd": "~", "reset": True}, proj
+    )
+    assert (
+        "os.system('id')" in message and f"cwd: {home}" in message and "reset: the kernel restarts" in message
+    )
     title, message = describe("edit", {"edits": [{"path": "docs/a.md", "move": "~/moved-out.sh"}]}, proj)
     assert title == f"Allow edit of docs/a.md → {home}/moved-out.sh?"
     assert f"move docs/a.md → {home}/moved-out.sh" in message

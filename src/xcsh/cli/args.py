@@ -70,7 +70,13 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--skills",), "skills", "csv", "only skills whose names match these globs", "GLOBS"),
     Flag(("--no-skills",), "no_skills", "bool", "do not load skills"),
     Flag(("--no-rules",), "no_rules", "bool", "do not load rules (prompt rules and TTSR rules)"),
-    Flag(("--approve",), "approve", "value", "ask the host before running these tools (* = all)", "TOOLS"),
+    Flag(
+        ("--approve",),
+        "approve",
+        "value",
+        "ask the host before running these tools (bash covers python; write, edit cover ast_edit, notebook; * = all)",
+        "TOOLS",
+    ),
     Flag(
         ("--no-todo-defaults",), "no_todo_defaults", "bool", "rpc: no eager todo prelude, no todo reminders"
     ),

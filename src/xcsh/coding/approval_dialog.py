@@ -31,6 +31,7 @@ from typing import Any
 from xcsh.coding.tools.paths import display_path, resolve_path
 
 MAX_SHOWN_LINES = 200
+MAX_DIFFED_BYTES = 4 * 1024 * 1024  # a larger existing file is not read for the diff
 # anything outside printable ASCII, newline and tab is looked at one by one
 _SUSPECT = re.compile(r"[^\x20-\x7e\n\t]")
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -84,7 +85,8 @@ def _describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, lis
     if tool_name == "bash" and isinstance(args.get("command"), str):
         return f"Allow {tool_name}?", [f"$ {args['command']}", *_cwd_env(args, cwd)]
     if tool_name == "python" and isinstance(args.get("cells"), list):
-        return f"Allow {tool_name}?", [*_cells(args["cells"]), *_cwd_env(args, cwd)]
+        reset = ["reset: the kernel restarts first (its variables are lost)"] if args.get("reset") else []
+        return f"Allow {tool_name}?", [*_cells(args["cells"]), *_cwd_env(args, cwd), *reset]
     if tool_name == "write" and isinstance(args.get("path"), str) and isinstance(args.get("content"), str):
         return _write(args["path"], args["content"], cwd)
     if tool_name == "notebook" and isinstance(args.get("notebook_path"), str):
@@ -129,12 +131,17 @@ def _write(raw: str, content: str, cwd: Path) -> tuple[str, list[str]]:
         content = "\n".join(strip_copied_prefixes(content.split("\n")))
     target = resolve_path(cwd, raw)
     shown = display_path(cwd, target)
+    title = f"Allow write to {shown_path(cwd, raw)}?"
     try:
-        old = target.read_text(encoding="utf-8", errors="replace").splitlines() if target.is_file() else []
+        size = target.stat().st_size if target.is_file() else 0
+        if size > MAX_DIFFED_BYTES:
+            head = [f"replaces the whole existing file ({size} bytes; too large to diff) with:"]
+            return title, head + [f"+{line}" for line in content.splitlines()]
+        old = target.read_text(encoding="utf-8", errors="replace").splitlines() if size else []
     except OSError:
         old = []
     diff = difflib.unified_diff(old, content.splitlines(), f"a/{shown}", f"b/{shown}", lineterm="")
-    return f"Allow write to {shown_path(cwd, raw)}?", list(diff)
+    return title, list(diff)
 
 
 def _edits(tool_name: str, edits: list[dict[str, Any]], cwd: Path) -> tuple[str, list[str]]:
