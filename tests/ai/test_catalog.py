@@ -172,3 +172,13 @@ def test_importing_the_catalogue_module_does_not_read_the_json() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.split() == ["0", "1"]
+
+
+def test_the_local_modules_default_model_is_the_catalogues_entry_but_for_its_base_url() -> None:
+    from xcsh.ai.local import default_model
+
+    catalogue = next(m for m in builtin_models() if m["provider"] == "local")
+    built = default_model()
+    assert built["baseUrl"] == "" and built["sampling"] == {"temperature": 0.2}
+    assert {**built, "baseUrl": catalogue["baseUrl"]} == catalogue
+    assert default_model(context_window=2048)["contextWindow"] == 2048

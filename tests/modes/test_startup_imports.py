@@ -121,7 +121,6 @@ def _spawn(
     """The first ``get_state`` answer of one ``xcsh --mode rpc`` in ``project`` and what it imported."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS}
     env.pop("XCSH_RPC_CHECK_FRAMES", None)  # the suite's outbound check (on in CI) loads the schema validator
-    env.update(extra_env or {})
     src = str(Path(__file__).resolve().parents[2] / "src")
     env.update(
         PI_CODING_AGENT_DIR=str(agent),
@@ -129,6 +128,7 @@ def _spawn(
         XCSH_WARM="0",
         PYTHONPATH=src + os.pathsep + env.get("PYTHONPATH", ""),
     )
+    env.update(extra_env or {})
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "xcsh", "--mode", "rpc", "--no-session", *args],
         input='{"type":"get_state","id":"s1"}\n',
@@ -156,6 +156,25 @@ def test_the_first_get_state_answer_is_complete_without_loading_what_only_later_
     assert all(tool["description"] and tool["parameters"] for tool in data["dumpTools"])
     assert "read" in data["systemPrompt"]
     assert set(NEEDED) <= names, sorted(set(NEEDED) - names)
+    assert sorted(name for name in names if name in LAZY + LAZY_WITHOUT_IMAGE_MODELS) == []
+
+
+def test_with_the_local_provider_on_as_by_default_the_first_answer_loads_no_wire_types(
+    tmp_path: Path,
+) -> None:
+    # asking whether any available model takes images looked the keyless local model up, which
+    # imported xcsh.ai.local and with it the wire types (xcsh.ai.types)
+    agent, project = tmp_path / "agent", tmp_path / "proj"
+    agent.mkdir()
+    project.mkdir()
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
+    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    answer, names = _spawn(
+        agent, project, extra_env={"XCSH_DISABLED_PROVIDERS": ""}, args=("--model", "fake/fake-model")
+    )
+    assert answer["success"] is True and answer["data"]["model"]["id"] == "fake-model"
+    assert set(NEEDED) <= names
     assert sorted(name for name in names if name in LAZY + LAZY_WITHOUT_IMAGE_MODELS) == []
 
 

