@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from xcsh.coding import environment
 from xcsh.coding.environment import detect_environment, git_snapshot, start_git_snapshot
 from xcsh.coding.locale import display_name, initial_locale, supported
@@ -66,9 +68,10 @@ def test_outside_a_repository_nothing_is_started_early(tmp_path: Path) -> None:
 def test_an_early_snapshot_of_what_is_no_longer_a_repository_is_reaped_not_used(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     start_git_snapshot(repo)
-    running = list(environment._early[str(repo)].values())
+    early = environment._early[str(repo)]
     assert detect_environment(repo, in_repo=False).git is None
-    assert str(repo) not in environment._early and all(p.returncode is not None for p in running)
+    assert str(repo) not in environment._early
+    assert early.processes and all(p.returncode is not None for p in early.processes)
 
 
 def test_locales_are_normalised_onto_the_supported_ones() -> None:
@@ -79,3 +82,19 @@ def test_locales_are_normalised_onto_the_supported_ones() -> None:
     assert initial_locale({"LANG": "de_DE.UTF-8"}) == "de"
     assert initial_locale({"XCSH_LOCALE": "ko", "LANG": "de_DE.UTF-8"}) == "ko"
     assert initial_locale({"LANG": "C.UTF-8"}) == "en" and initial_locale({}) is None
+
+
+def test_git_gets_no_provider_key_but_the_users_git_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-for-git")
+    monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
+    env = environment.git_environment()
+    assert "OPENAI_API_KEY" not in env and env["GIT_DIR"] == "/elsewhere/.git"
+    assert env["GIT_OPTIONAL_LOCKS"] == "0" and env["LC_ALL"] == "C"
+
+
+def test_every_filter_driver_the_config_names_is_switched_off() -> None:
+    listing = "filter.lfs.clean\0filter.lfs.smudge\0filter.my.evil.process\0"
+    overrides = environment._filter_overrides(listing)
+    assert "filter.lfs.clean=" in overrides and "filter.lfs.smudge=" in overrides
+    assert "filter.my.evil.process=" in overrides and "filter.my.evil.required=false" in overrides
+    assert environment._filter_overrides(None) == []

@@ -3,6 +3,12 @@
 The git snapshot is taken once when the session starts (branch, main branch, short
 status, recent commits) and is only read inside a repository; every git call is bounded
 by a short timeout and a failure just leaves the part out.
+
+The repository's configuration is not the user's: a downloaded tree can bring a ``.git/config``
+whose ``core.fsmonitor``, ``log.showSignature`` + ``gpg.program`` or filter drivers name a
+program. The snapshot switches every such key off on git's command line (which wins over
+every configuration file), reads nothing from stdin, and gives git only ``PATH``, ``HOME``
+and git's own variables from the environment: no provider key (docs/security.md).
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import threading
 from pathlib import Path
 
 import msgspec
@@ -34,49 +41,139 @@ class Environment(msgspec.Struct, frozen=True):
     git: GitSnapshot | None
 
 
+# Every git call of the snapshot runs with these: a repository's own .git/config (a tarball or a
+# shared copy brings one) must not make it run a program. Keys that run one during status, log
+# and rev-parse are switched off; the filter drivers the config names are switched off by name
+# (see _filter_overrides); transports are refused so a partial clone cannot fetch (and run
+# ``ext::`` commands, ``uploadpack`` or ``core.sshCommand``) for a missing object.
+_SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "credential.helper=",
+    "diff.external=",
+    "diff.renames=false",
+    "status.renames=false",
+    "status.submoduleSummary=false",
+    "log.showSignature=false",
+    "gpg.program=false",
+    "safe.bareRepository=explicit",
+    "protocol.allow=never",
+    *(
+        f"protocol.{name}.allow=never"
+        for name in ("file", "ext", "ssh", "git", "http", "https", "ftp", "ftps")
+    ),
+)
+# The environment git gets: where to find itself and the user's own git settings, nothing else
+# (no provider key, no token: the programs the overrides miss would see none of them).
+_ENV_KEPT = ("PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_CONFIG_HOME", "SYSTEMROOT")
+_ENV_GIT_KEPT = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+)
+
 _COMMANDS: dict[str, list[str]] = {
     "branch": ["rev-parse", "--abbrev-ref", "HEAD"],
     "main": ["rev-parse", "--verify", "--quiet", "main"],
     "master": ["rev-parse", "--verify", "--quiet", "master"],
-    "status": ["status", "--short"],
-    "log": ["log", "--oneline", f"-{RECENT_COMMITS}"],
+    "log": ["log", "--no-show-signature", "--no-decorate", "--no-color", "--oneline", f"-{RECENT_COMMITS}"],
+    # the filter drivers the configuration defines: their programs are switched off for status
+    "filters": ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
 }
+_STATUS = ["status", "--short", "--no-renames", "--ignore-submodules=all", "--untracked-files=normal"]
 
 
-def _start(repo: Path, commands: dict[str, list[str]]) -> dict[str, subprocess.Popen[str]]:
-    """Start the git ``commands`` (concurrently); stops at the first that cannot be started."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    running: dict[str, subprocess.Popen[str]] = {}
-    for name, args in commands.items():
+def git_environment() -> dict[str, str]:
+    """The environment of the snapshot's git processes (docs/security.md)."""
+    env = {name: os.environ[name] for name in (*_ENV_KEPT, *_ENV_GIT_KEPT) if name in os.environ}
+    env.update(
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_LAZY_FETCH="1",
+        GIT_PAGER="cat",
+        LC_ALL="C",
+    )
+    return env
+
+
+def _filter_overrides(listing: str | None) -> list[str]:
+    """``-c`` values that switch off every filter driver named in ``git config``'s NUL-separated ``listing``."""
+    drivers = {name.rsplit(".", 1)[0] for name in (listing or "").split("\0") if name.startswith("filter.")}
+    return [
+        f"{driver}.{key}={value}"
+        for driver in sorted(drivers)
+        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+    ]
+
+
+def _git(repo: Path, args: list[str], overrides: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    config = [part for value in (*_SAFE_CONFIG, *overrides) for part in ("-c", value)]
+    return subprocess.Popen(
+        ["git", "--no-pager", *config, *args],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,  # stdin is the protocol's: nothing git runs may read it
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+
+
+def _wait(process: subprocess.Popen[str]) -> str | None:
+    """The process's stdout (None on failure or after :data:`GIT_TIMEOUT_S`)."""
+    try:
+        out, _ = process.communicate(timeout=GIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        return None
+    return out.rstrip() if process.returncode == 0 else None
+
+
+class _Snapshot:
+    """The snapshot's git commands for one directory, run by a thread (started early, joined once)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.processes: list[subprocess.Popen[str]] = []
+        self.results: dict[str, str | None] = dict.fromkeys([*_COMMANDS, "status"])
+        self._thread = threading.Thread(target=self._run, args=(repo,), name="xcsh-git-snapshot", daemon=True)
+        self._thread.start()
+
+    def _run(self, repo: Path) -> None:
+        env = git_environment()
+        running: dict[str, subprocess.Popen[str]] = {}
         try:
-            running[name] = subprocess.Popen(
-                ["git", *args],
-                cwd=repo,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                env=env,
-            )
+            for name, args in _COMMANDS.items():
+                running[name] = _git(repo, args, [], env)
+            self.processes.extend(running.values())
+            # "git config" exits 1 when no filter is defined: that is an empty listing
+            filters = _wait(running.pop("filters"))
+            status = _git(repo, _STATUS, _filter_overrides(filters), env)
+            self.processes.append(status)
+            running["status"] = status
         except OSError:
-            break
-    return running
+            pass  # no git (or no process slot): what started is collected, the rest is left out
+        for name, process in running.items():
+            self.results[name] = _wait(process)
+
+    def collect(self) -> dict[str, str | None]:
+        """Each command's output (None where it failed); waits for the thread (its waits are bounded)."""
+        self._thread.join()
+        return self.results
 
 
-def _collect(running: dict[str, subprocess.Popen[str]]) -> dict[str, str | None]:
-    """Each started command's stdout (None on failure or after :data:`GIT_TIMEOUT_S`)."""
-    results: dict[str, str | None] = dict.fromkeys(_COMMANDS)
-    for name, process in running.items():
-        try:
-            out, _ = process.communicate(timeout=GIT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            continue
-        results[name] = out.rstrip() if process.returncode == 0 else None
-    return results
-
-
-_early: dict[str, dict[str, subprocess.Popen[str]]] = {}
+_early: dict[str, _Snapshot] = {}
 """Snapshots started by :func:`start_git_snapshot`, by cwd, until a session start collects them."""
 
 
@@ -93,13 +190,13 @@ def start_git_snapshot(cwd: Path) -> None:
     absolute = os.path.abspath(cwd)
     if absolute in _early or find_repo_root(Path(absolute)) is None:
         return
-    _early[absolute] = _start(Path(absolute), _COMMANDS)
+    _early[absolute] = _Snapshot(Path(absolute))
 
 
 def git_snapshot(cwd: Path) -> GitSnapshot | None:
     """The repository state at ``cwd``, or None outside a repository (or without git)."""
     early = _early.pop(os.path.abspath(cwd), None)
-    out = _collect(early if early is not None else _start(cwd, _COMMANDS))
+    out = (early if early is not None else _Snapshot(cwd)).collect()
     branch = out["branch"]
     if branch is None:
         return None
@@ -121,7 +218,7 @@ def detect_environment(cwd: Path, *, in_repo: bool) -> Environment:
     if not in_repo:
         early = _early.pop(os.path.abspath(cwd), None)
         if early is not None:
-            _collect(early)  # started for a repository that is not one now: reaped, not used
+            early.collect()  # started for a repository that is not one now: reaped, not used
     shell = os.environ.get("SHELL") or ("cmd.exe" if os.name == "nt" else "/bin/sh")
     os_name = f"{platform.system()} {platform.release()}".strip()
     return Environment(os_name=os_name, shell=shell, git=git_snapshot(cwd) if in_repo else None)
