@@ -220,7 +220,9 @@ async def test_garbage_event_data_ends_as_malformed_response_error(fake: FakeLLM
     fake.script(Garbage(payload=b"event: message_start\ndata: {this is not json\n\n"))
     _, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
     assert message["stopReason"] == "error"
-    assert message["errorMessage"].startswith("Malformed response from anthropic (invalid JSON in stream)")
+    assert message["errorMessage"].startswith(
+        "Malformed response from anthropic (Anthropic Messages stream): invalid JSON: "
+    )
 
 
 async def test_stream_without_any_anthropic_event_ends_as_error_before_message_start(fake: FakeLLM) -> None:

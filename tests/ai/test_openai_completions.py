@@ -180,7 +180,9 @@ async def test_garbage_sse_data_ends_as_malformed_response_error(fake: FakeLLM) 
     fake.script(garbage())
     events, message = await run_stream(make_model(fake), {"messages": [user("hi")]})
     assert message["stopReason"] == "error"
-    assert message["errorMessage"].startswith("Malformed response from fake (invalid JSON in stream)")
+    assert message["errorMessage"].startswith(
+        "Malformed response from fake (OpenAI chat completions stream): invalid JSON: "
+    )
     assert kinds(events)[-1] == "error"
 
 

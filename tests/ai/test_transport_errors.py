@@ -2,9 +2,11 @@
 
 The expected texts were recorded on the SDK path (``anthropic`` 2.15, ``openai`` 3.57) by running
 each scenario against the fake LLM on each wire, before the SDKs were replaced; the new path
-must give the same ``errorMessage`` (docs/decisions.md). Two rows differ on purpose
-(``data-null``, ``data-list``): an OpenAI chat chunk that is not a JSON object is skipped, as on
-the other wires, instead of failing with an ``AttributeError`` text.
+must give the same ``errorMessage`` (docs/decisions.md). Rows differ on purpose where the SDK's
+text was unclear: an OpenAI chat chunk that is not a JSON object (``data-null``, ``data-list``) is
+skipped, as on the other wires, instead of failing with an ``AttributeError`` text; invalid JSON
+names the wire (``Malformed response from prov (OpenAI Responses stream): invalid JSON: …``,
+tests/ai/test_stream_shapes.py).
 """
 
 from __future__ import annotations
@@ -214,27 +216,27 @@ CASES: list[tuple[str, Any, tuple[str, str, str]]] = [
         "error-event-empty",
         script.garbage(b"event: error\n\n"),
         (
-            "Malformed response from prov (invalid JSON in stream): Expecting value: line 1 column 1 (char 0)",
+            "Malformed response from prov (OpenAI chat completions stream): invalid JSON: Expecting value: line 1 column 1 (char 0)",
             "Error code: 200",
-            "Malformed response from prov (invalid JSON in stream): Expecting value: line 1 column 1 (char 0)",
+            "Malformed response from prov (OpenAI Responses stream): invalid JSON: Expecting value: line 1 column 1 (char 0)",
         ),
     ),
     (
         "error-event-not-json",
         script.garbage(b"event: error\ndata: not json\n\n"),
         (
-            "Malformed response from prov (invalid JSON in stream): Expecting value: line 1 column 1 (char 0)",
+            "Malformed response from prov (OpenAI chat completions stream): invalid JSON: Expecting value: line 1 column 1 (char 0)",
             "not json",
-            "Malformed response from prov (invalid JSON in stream): Expecting value: line 1 column 1 (char 0)",
+            "Malformed response from prov (OpenAI Responses stream): invalid JSON: Expecting value: line 1 column 1 (char 0)",
         ),
     ),
     (
         "garbage",
         script.garbage(),
         (
-            "Malformed response from prov (invalid JSON in stream): Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            "Malformed response from prov (OpenAI chat completions stream): invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
             "Connection error: prov ended the stream without sending an answer",
-            "Malformed response from prov (invalid JSON in stream): Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            "Malformed response from prov (OpenAI Responses stream): invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
         ),
     ),
     (

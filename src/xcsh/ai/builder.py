@@ -73,6 +73,11 @@ class MessageBuilder:
             self._started = True
             self.stream.push({"type": "start", "partial": self.snapshot()})
 
+    @property
+    def started(self) -> bool:
+        """Whether ``start`` has been emitted (the provider has its answer's stream)."""
+        return self._started
+
     def taken(self) -> bool:
         """Whether the consumer has taken every event pushed so far."""
         return self.stream.backlog == 0
@@ -325,7 +330,12 @@ class MessageBuilder:
         self.message["errorMessage"] = (
             ABORTED_MESSAGE if aborted else (error_message or "Unknown provider error")
         )
-        apply_cost(self.model, self.message["usage"])
+        try:
+            apply_cost(self.model, self.message["usage"])
+        except (TypeError, ValueError, OverflowError):
+            # a usage no provider should have set (see xcsh.ai.wire_shape.count): ending the
+            # stream matters more than its cost; a stream left open would hang its consumer
+            self.message["usage"] = zero_usage()
         self._stamp()
         self.stream.push(
             {"type": "error", "reason": "aborted" if aborted else "error", "error": self.message}

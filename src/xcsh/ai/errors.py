@@ -106,7 +106,9 @@ def _header(headers: Any, name: str) -> str | None:
     return str(value) if value is not None else None
 
 
-def describe_error(exc: BaseException, provider: str = "the provider", *, received: bool = True) -> str:
+def describe_error(
+    exc: BaseException, provider: str = "the provider", *, received: bool = True, wire: str | None = None
+) -> str:
     """A one-line, human-readable description of a provider/transport failure.
 
     HTTP errors read ``<status> <vendor message>``; rate-limit hints from the response
@@ -114,8 +116,14 @@ def describe_error(exc: BaseException, provider: str = "the provider", *, receiv
     Faults of the provider itself — a body that is not UTF-8, an empty body, a stream
     that ends early or a connection closed mid-answer — become one plain sentence
     naming ``provider`` (see :func:`provider_fault`); ``received`` says whether any
-    content had arrived.
+    content had arrived. A stream whose JSON is invalid or has the wrong shape
+    (:class:`~xcsh.ai.wire_shape.MalformedStreamError`) reads ``Malformed response from
+    <provider> (<wire> stream): <what was wrong>``.
     """
+    malformed = _malformed(exc)
+    if malformed is not None:
+        where = f"{wire} stream" if wire else "stream"
+        return f"Malformed response from {provider} ({where}): {malformed}"
     status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
     fault = provider_fault(exc, provider, received=received)
     message = fault or _vendor_message(exc)
@@ -127,10 +135,6 @@ def describe_error(exc: BaseException, provider: str = "the provider", *, receiv
         if value:
             hints.append(f"{name}: {value}")
     text = message or type(exc).__name__
-    import json
-
-    if isinstance(exc, json.JSONDecodeError):
-        return f"Malformed response from {provider} (invalid JSON in stream): {exc}"
     if fault is not None:
         return f"{fault} ({', '.join(hints)})" if hints else fault
     if is_transport_error(exc) and "connection error" not in text.lower():
@@ -140,6 +144,19 @@ def describe_error(exc: BaseException, provider: str = "the provider", *, receiv
     if hints:
         text = f"{text} ({', '.join(hints)})"
     return text
+
+
+def _malformed(exc: BaseException) -> str | None:
+    """What was wrong when ``exc`` is (or was raised from) invalid or wrongly shaped stream JSON."""
+    import json
+
+    from xcsh.ai.wire_shape import MalformedStreamError
+
+    if isinstance(exc, MalformedStreamError):
+        return str(exc)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc}"
+    return None
 
 
 def _vendor_message(exc: BaseException) -> str:

@@ -32,6 +32,16 @@ _BUILTIN_MODULES: dict[str, str] = {
     "local-llamacpp": "xcsh.ai.providers.local",
 }
 _custom: dict[str, ProviderRun] = {}
+# how an error message names each built-in wire ("Malformed response from <provider> (<wire> stream)")
+WIRE_NAMES: dict[str, str] = {
+    "anthropic-messages": "Anthropic Messages",
+    "openai-completions": "OpenAI chat completions",
+    "openai-responses": "OpenAI Responses",
+    "google-generative-ai": "Gemini",
+    "local-llamacpp": "local model",
+}
+# what reading a wrongly shaped event raises in code that did not check its shape first
+_UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, RecursionError)
 
 
 def register_provider(api: str, run: ProviderRun) -> None:
@@ -126,9 +136,23 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
         builder.fail("", aborted=True)
     else:
         logger.debug("provider %s failed", model["api"], exc_info=failure)
-        # its patterns compile on import: only on an error, never before a first answer
-        from xcsh.ai.errors import describe_error, redact_credentials
+        builder.fail(_failure_text(failure, model, options, builder))
 
-        received = bool(builder.snapshot().get("content"))
-        text = describe_error(failure, model["provider"], received=received)
-        builder.fail(redact_credentials(text, model, options))
+
+def _failure_text(
+    failure: BaseException, model: Model, options: StreamOptions, builder: MessageBuilder
+) -> str:
+    """The errorMessage for a provider's failure: :func:`~xcsh.ai.errors.describe_error`'s
+    sentence, naming the wire; a Python error raised once the answer had started (a shape the
+    provider did not check) reads as a malformed response rather than as the bare exception."""
+    # its patterns compile on import: only on an error, never before a first answer
+    from xcsh.ai.errors import describe_error, redact_credentials
+    from xcsh.ai.wire_shape import MalformedStreamError
+
+    if isinstance(failure, _UNREADABLE) and builder.started:
+        detail = f"an event could not be read ({type(failure).__name__}: {failure})"
+        failure = MalformedStreamError(detail)
+    received = bool(builder.snapshot().get("content"))
+    wire = WIRE_NAMES.get(model["api"], model["api"])
+    text = describe_error(failure, model["provider"], received=received, wire=wire)
+    return redact_credentials(text, model, options)

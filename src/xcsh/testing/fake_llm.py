@@ -291,6 +291,9 @@ class FakeLLM:
             await _start_stream(writer)
             if step.payload:
                 await _send_chunk(writer, step.payload)
+            if step.cut:
+                writer.transport.abort()  # drop the connection without the final chunk
+                return False
             await _end_stream(writer)
             return True
         return await self._stream_reply(reader, writer, module, step, record.reply_fields())

@@ -89,9 +89,11 @@ class HttpError:
 
 @dataclass(slots=True, kw_only=True)
 class Garbage:
-    """A 200 streaming response whose SSE data is not valid JSON (or not UTF-8, or nothing)."""
+    """A 200 streaming response whose SSE data is not valid JSON (or not UTF-8, or nothing);
+    ``cut``: the connection is dropped after ``payload``, without the body's final chunk."""
 
     payload: bytes = b"data: {this is not json\n\n"
+    cut: bool = False
 
 
 Step = Reply | HttpError | Garbage
@@ -171,6 +173,7 @@ def http_error(
     )
 
 
-def garbage(payload: bytes = b"data: {this is not json\n\n") -> Garbage:
-    """A 200 stream carrying ``payload`` (``b""``: a stream that ends without any data)."""
-    return Garbage(payload=payload)
+def garbage(payload: bytes = b"data: {this is not json\n\n", *, cut: bool = False) -> Garbage:
+    """A 200 stream carrying ``payload`` (``b""``: a stream that ends without any data);
+    ``cut``: the connection drops after it instead of the body ending."""
+    return Garbage(payload=payload, cut=cut)

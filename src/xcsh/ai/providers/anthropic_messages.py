@@ -22,7 +22,7 @@ from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
-from xcsh.ai.transport import APIStatusError, as_object, open_stream
+from xcsh.ai.transport import APIStatusError, open_stream
 from xcsh.ai.types import (
     AssistantMessage,
     Context,
@@ -34,6 +34,7 @@ from xcsh.ai.types import (
     ToolResultMessage,
     UserContent,
 )
+from xcsh.ai.wire_shape import count, label, obj, text, wrong
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 DEFAULT_MAX_TOKENS_CAP = 32000
@@ -293,14 +294,17 @@ class _Reducer:
         self.started = False
         self.stopped = False
 
-    def _usage(self, usage: Any) -> None:
-        if not isinstance(usage, dict):
+    def _usage(self, value: Any, where: str) -> None:
+        if value is None:
             return
+        usage = obj(value, where)
         self.builder.set_usage(
-            input_tokens=usage.get("input_tokens"),
-            output_tokens=usage.get("output_tokens"),
-            cache_read=usage.get("cache_read_input_tokens"),
-            cache_write=usage.get("cache_creation_input_tokens"),
+            input_tokens=count(usage.get("input_tokens"), f"{where}.input_tokens"),
+            output_tokens=count(usage.get("output_tokens"), f"{where}.output_tokens"),
+            cache_read=count(usage.get("cache_read_input_tokens"), f"{where}.cache_read_input_tokens"),
+            cache_write=count(
+                usage.get("cache_creation_input_tokens"), f"{where}.cache_creation_input_tokens"
+            ),
         )
 
     def feed(self, event: Any) -> None:
@@ -309,40 +313,46 @@ class _Reducer:
         kind = event.get("type")
         builder = self.builder
         if kind == "content_block_delta":
-            self._delta(as_object(event.get("delta")))
+            delta = event.get("delta")
+            self._delta(delta if type(delta) is dict else obj(delta, "content_block_delta: delta"))
         elif kind == "message_start":
             self.started = True
-            message = as_object(event.get("message"))
-            builder.set_response_id(message.get("id"))
-            self._usage(message.get("usage"))
+            message = obj(event.get("message"), "message_start: message")
+            builder.set_response_id(text(message.get("id"), "message_start: message.id"))
+            self._usage(message.get("usage"), "message_start: message.usage")
         elif kind == "content_block_start":
-            self._block_start(as_object(event.get("content_block")))
+            self._block_start(obj(event.get("content_block"), "content_block_start: content_block"))
         elif kind == "content_block_stop":
             builder.end_block()
         elif kind == "message_delta":
-            reason = as_object(event.get("delta")).get("stop_reason")
+            delta = obj(event.get("delta"), "message_delta: delta")
+            reason = label(delta.get("stop_reason"), "message_delta: delta.stop_reason")
             if reason:
                 self.stop_reason = reason
-            self._usage(event.get("usage"))
+            self._usage(event.get("usage"), "message_delta: usage")
         elif kind == "message_stop":
             self.stopped = True
 
     def _block_start(self, block: dict[str, Any]) -> None:
         kind = block.get("type")
         builder = self.builder
+        where = "content_block_start: content_block"
         if kind == "text":
-            builder.text(block.get("text") or "", new_block=True)
+            builder.text(text(block.get("text"), f"{where}.text"), new_block=True)
         elif kind == "thinking":
-            builder.thinking(block.get("thinking") or "", new_block=True)
-            signature = block.get("signature")
+            builder.thinking(text(block.get("thinking"), f"{where}.thinking"), new_block=True)
+            signature = text(block.get("signature"), f"{where}.signature")
             if signature:
                 builder.set_signature(signature)
         elif kind == "redacted_thinking":
-            builder.redacted_thinking(block.get("data") or "")
+            builder.redacted_thinking(text(block.get("data"), f"{where}.data"))
         elif kind == "tool_use":
-            builder.begin_tool_call(block.get("id") or "", block.get("name") or "")
+            call_id = text(block.get("id"), f"{where}.id")
+            builder.begin_tool_call(call_id, text(block.get("name"), f"{where}.name"))
             initial = block.get("input")
-            if isinstance(initial, dict) and initial:
+            if initial is not None and not isinstance(initial, dict):
+                raise wrong(f"{where}.input", initial, "an object")
+            if initial:
                 builder.tool_arguments(json.dumps(initial, ensure_ascii=False))
         else:
             builder.end_block()  # server tools, citations…: not part of our message model
@@ -351,13 +361,17 @@ class _Reducer:
         kind = delta.get("type")
         builder = self.builder
         if kind == "text_delta":
-            builder.text(delta.get("text") or "")
+            value = delta.get("text")
+            builder.text(value if type(value) is str else text(value, "content_block_delta: delta.text"))
         elif kind == "input_json_delta":
-            builder.tool_arguments(delta.get("partial_json") or "")
+            value = delta.get("partial_json")
+            if type(value) is not str:
+                value = text(value, "content_block_delta: delta.partial_json")
+            builder.tool_arguments(value)
         elif kind == "thinking_delta":
-            builder.thinking(delta.get("thinking") or "")
+            builder.thinking(text(delta.get("thinking"), "content_block_delta: delta.thinking"))
         elif kind == "signature_delta":
-            builder.set_signature(delta.get("signature") or "")
+            builder.set_signature(text(delta.get("signature"), "content_block_delta: delta.signature"))
 
     def finish(self) -> None:
         if not self.stopped:

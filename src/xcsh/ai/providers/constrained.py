@@ -22,6 +22,7 @@ from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import open_stream
 from xcsh.ai.types import AssistantMessage, Context, Model, Tool, ToolResultMessage
+from xcsh.ai.wire_shape import count, label, obj, objects, text
 
 SCHEMA_NAME = "agent_step"
 SMALL_CONTEXT_WINDOW = 32768
@@ -376,16 +377,16 @@ async def run_constrained(
             await builder.pace()
             if not isinstance(chunk, dict):
                 continue
-            builder.set_response_id(chunk.get("id"))
+            builder.set_response_id(text(chunk.get("id"), "chunk id"))
             usage = chunk.get("usage")
-            if isinstance(usage, dict):
-                _apply_usage(builder, usage)
-            for choice in chunk.get("choices") or ():
-                delta = choice.get("delta")
-                content = delta.get("content") if isinstance(delta, dict) else None
+            if usage is not None:
+                _apply_usage(builder, obj(usage, "usage"))
+            for choice in objects(chunk.get("choices"), "choices"):
+                delta = obj(choice.get("delta"), "choices[].delta")
+                content = text(delta.get("content"), "delta.content")
                 if content:
                     decoder.feed(content)
-                reason = choice.get("finish_reason")
+                reason = label(choice.get("finish_reason"), "choices[].finish_reason")
                 if reason:
                     finish = reason
     if finish is None:
@@ -400,12 +401,12 @@ async def run_constrained(
 
 
 def _apply_usage(builder: MessageBuilder, usage: dict[str, Any]) -> None:
-    prompt = usage.get("prompt_tokens") or 0
-    details = usage.get("prompt_tokens_details")
-    cached = (details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+    prompt = count(usage.get("prompt_tokens"), "usage.prompt_tokens") or 0
+    details = obj(usage.get("prompt_tokens_details"), "usage.prompt_tokens_details")
+    cached = count(details.get("cached_tokens"), "usage.prompt_tokens_details.cached_tokens") or 0
     builder.set_usage(
         input_tokens=max(0, prompt - cached),
-        output_tokens=usage.get("completion_tokens") or 0,
+        output_tokens=count(usage.get("completion_tokens"), "usage.completion_tokens") or 0,
         cache_read=cached,
         cache_write=0,
     )

@@ -27,6 +27,7 @@ from xcsh.ai.options import StreamOptions
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.types import AssistantMessage, Context, Model, ToolResultMessage, UserContent
+from xcsh.ai.wire_shape import MalformedStreamError, count
 
 DEFAULT_MAX_TOKENS_CAP = 32000
 IMAGE_PLACEHOLDER = "(see attached image)"
@@ -286,16 +287,21 @@ class _Reducer:
     def _usage(self, usage: Any) -> None:
         if usage is None:
             return
-        prompt = getattr(usage, "prompt_token_count", None) or 0
-        cached = getattr(usage, "cached_content_token_count", None) or 0
-        candidates = getattr(usage, "candidates_token_count", None) or 0
-        thoughts = getattr(usage, "thoughts_token_count", None) or 0
+        where = "usageMetadata"
+        prompt = count(getattr(usage, "prompt_token_count", None), f"{where}.promptTokenCount") or 0
+        cached = (
+            count(getattr(usage, "cached_content_token_count", None), f"{where}.cachedContentTokenCount") or 0
+        )
+        candidates = (
+            count(getattr(usage, "candidates_token_count", None), f"{where}.candidatesTokenCount") or 0
+        )
+        thoughts = count(getattr(usage, "thoughts_token_count", None), f"{where}.thoughtsTokenCount") or 0
         self.builder.set_usage(
             input_tokens=max(0, prompt - cached),
             output_tokens=candidates + thoughts,
             cache_read=cached,
             cache_write=0,
-            total=getattr(usage, "total_token_count", None) or None,
+            total=count(getattr(usage, "total_token_count", None), f"{where}.totalTokenCount") or None,
         )
 
     def finish(self) -> None:
@@ -325,7 +331,41 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     # the request is sent on the first iteration; closing the generator closes the HTTP
     # stream on every exit, including task cancellation (abort)
     async with contextlib.aclosing(chunks):
-        async for chunk in chunks:
-            reducer.feed(chunk)
-            await builder.pace()
+        try:
+            async for chunk in chunks:
+                reducer.feed(chunk)
+                await builder.pace()
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+            unreadable = _unreadable(exc)
+            if unreadable is None:
+                raise
+            raise unreadable from exc
     reducer.finish()
+
+
+def _unreadable(exc: Exception) -> MalformedStreamError | None:
+    """What was wrong with a chunk the SDK could not turn into a response (None: not that kind
+    of failure). The SDK validates each chunk's JSON with pydantic, whose first error names
+    the field; its own code fails on other shapes (a chunk that is a number, an unknown enum
+    value given as a number) with a Python error."""
+    if isinstance(exc, (UnicodeError, MalformedStreamError)):
+        return None  # not UTF-8: the provider-fault sentence (xcsh.ai.errors); ours: as it is
+    if isinstance(exc, json.JSONDecodeError):
+        return MalformedStreamError(f"invalid JSON: {exc}")
+    errors = getattr(exc, "errors", None)
+    if type(exc).__name__ == "ValidationError" and callable(errors):
+        found = errors()
+        if found:
+            first = found[0]
+            where = ".".join(str(part) for part in first.get("loc", ())) or "chunk"
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            return MalformedStreamError(f"{where}: {first.get('msg', 'invalid')}{more}")
+    text = str(exc)
+    if text.startswith("Failed to parse response as JSON"):  # the SDK's UnknownApiResponseError
+        if "\ufffd" in text:
+            return None  # bytes that were not UTF-8, decoded with replacement characters
+        raw = text.partition("Raw response: ")[2]
+        return MalformedStreamError(f"invalid JSON: {raw[:200]!r}")
+    # the SDK's own code failed on the chunk (a chunk or candidate that is a number, an enum
+    # given as a number …); its Python error says nothing a reader of the answer can use
+    return MalformedStreamError(f"a chunk with a value of the wrong kind ({type(exc).__name__} in the SDK)")

@@ -16,6 +16,7 @@ from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import open_stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, StopReason, Tool, ToolResultMessage
+from xcsh.ai.wire_shape import count, label, obj, objects, text, wrong
 
 _FINISH: dict[str, StopReason] = {
     "stop": "stop",
@@ -221,34 +222,53 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
             await builder.pace()
             if not isinstance(chunk, dict):
                 continue
-            builder.set_response_id(chunk.get("id"))
+            response_id = chunk.get("id")
+            builder.set_response_id(
+                response_id if type(response_id) is str else text(response_id, "chunk id")
+            )
             usage = chunk.get("usage")
-            if isinstance(usage, dict):
-                _apply_usage(builder, usage)
-            for choice in chunk.get("choices") or ():
+            if usage is not None:
+                _apply_usage(builder, obj(usage, "usage"))
+            choices = chunk.get("choices")
+            for choice in choices if type(choices) is list else objects(choices, "choices"):
+                if type(choice) is not dict:
+                    raise wrong("choices[]", choice, "an object")
                 delta = choice.get("delta")
-                if isinstance(delta, dict):
+                if delta is not None:
+                    if type(delta) is not dict:
+                        raise wrong("choices[].delta", delta, "an object")
                     reasoning = _reasoning_text(delta)
                     if reasoning:
                         builder.thinking(reasoning)
                     content = delta.get("content")
                     if content:
-                        builder.text(content)
-                    for call in delta.get("tool_calls") or ():
+                        builder.text(content if type(content) is str else text(content, "delta.content"))
+                    tool_calls = delta.get("tool_calls")
+                    for call in () if tool_calls is None else objects(tool_calls, "delta.tool_calls"):
                         fn = call.get("function")
+                        if type(fn) is not dict:
+                            fn = obj(fn, "delta.tool_calls[].function")
                         index = call.get("index")
+                        if index is not None and type(index) is not int:
+                            raise wrong("delta.tool_calls[].index", index, "an integer")
                         call_id = call.get("id")
+                        if call_id is not None and type(call_id) is not str:
+                            call_id = text(call_id, "delta.tool_calls[].id")
                         is_new = index != current_index or (call_id and current_id and call_id != current_id)
                         if is_new or not builder.has_open_tool_call():
                             current_index = index
                             current_id = call_id or f"call_{index}"
-                            builder.begin_tool_call(current_id, (fn.get("name") if fn else None) or "")
-                        arguments = fn.get("arguments") if fn else None
+                            builder.begin_tool_call(
+                                current_id, text(fn.get("name"), "delta.tool_calls[].function.name")
+                            )
+                        arguments = fn.get("arguments")
                         if arguments:
+                            if type(arguments) is not str:
+                                arguments = text(arguments, "delta.tool_calls[].function.arguments")
                             builder.tool_arguments(arguments)
                 reason = choice.get("finish_reason")
                 if reason:
-                    finish = reason
+                    finish = reason if type(reason) is str else label(reason, "choices[].finish_reason")
         # the message ends before leaving the block, which then reads the rest of the body
         if finish is not None:
             mapped = _FINISH.get(finish)
@@ -269,13 +289,15 @@ def _reasoning_text(delta: dict[str, Any]) -> str | None:
 
 
 def _apply_usage(builder: MessageBuilder, usage: dict[str, Any]) -> None:
-    prompt = usage.get("prompt_tokens") or 0
-    completion = usage.get("completion_tokens") or 0
-    prompt_details = usage.get("prompt_tokens_details")
-    cached = (prompt_details.get("cached_tokens") or 0) if isinstance(prompt_details, dict) else 0
-    completion_details = usage.get("completion_tokens_details")
+    """The chunk's ``usage`` (checked: counts are whole numbers, details objects) on ``builder``."""
+    prompt = count(usage.get("prompt_tokens"), "usage.prompt_tokens") or 0
+    completion = count(usage.get("completion_tokens"), "usage.completion_tokens") or 0
+    prompt_details = obj(usage.get("prompt_tokens_details"), "usage.prompt_tokens_details")
+    cached = count(prompt_details.get("cached_tokens"), "usage.prompt_tokens_details.cached_tokens") or 0
+    completion_details = obj(usage.get("completion_tokens_details"), "usage.completion_tokens_details")
     reasoning = (
-        (completion_details.get("reasoning_tokens") or 0) if isinstance(completion_details, dict) else 0
+        count(completion_details.get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens")
+        or 0
     )
     builder.set_usage(
         input_tokens=max(0, prompt - cached),

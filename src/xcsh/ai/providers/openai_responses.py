@@ -25,8 +25,9 @@ from xcsh.ai.prefix_cache import PrefixCache
 from xcsh.ai.sampling import resolve_sampling
 from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
-from xcsh.ai.transport import as_object, open_stream
+from xcsh.ai.transport import open_stream
 from xcsh.ai.types import AssistantMessage, Context, Message, Model, Tool, ToolResultMessage, UserContent
+from xcsh.ai.wire_shape import count, label, obj, text
 
 DEFAULT_MAX_TOKENS_CAP = 32000
 IMAGE_PLACEHOLDER = "(see attached image)"
@@ -279,16 +280,19 @@ class _Reducer:
         kind = event.get("type")
         builder = self.builder
         if kind in ("response.output_text.delta", "response.refusal.delta") and self._item == "message":
-            builder.text(event.get("delta") or "")
+            delta = event.get("delta")
+            builder.text(delta if type(delta) is str else text(delta, f"{kind}: delta"))
         elif kind == "response.function_call_arguments.delta" and self._item == "function_call":
             self._args_streamed = True
-            builder.tool_arguments(event.get("delta") or "")
+            delta = event.get("delta")
+            builder.tool_arguments(delta if type(delta) is str else text(delta, f"{kind}: delta"))
         elif kind == "response.reasoning_summary_text.delta" and self._item == "reasoning":
-            builder.thinking(event.get("delta") or "")
+            builder.thinking(text(event.get("delta"), f"{kind}: delta"))
         elif kind == "response.created":
-            builder.set_response_id(as_object(event.get("response")).get("id"))
+            response = obj(event.get("response"), f"{kind}: response")
+            builder.set_response_id(text(response.get("id"), f"{kind}: response.id"))
         elif kind == "response.output_item.added":
-            self._item_added(as_object(event.get("item")))
+            self._item_added(obj(event.get("item"), f"{kind}: item"))
         elif kind == "response.reasoning_summary_part.added" and self._item == "reasoning":
             block = builder.message["content"][-1]
             if block["type"] == "thinking" and block["thinking"]:
@@ -296,13 +300,13 @@ class _Reducer:
         elif kind == "response.function_call_arguments.done" and self._item == "function_call":
             if not self._args_streamed:
                 self._args_streamed = True
-                builder.tool_arguments(event.get("arguments") or "")
+                builder.tool_arguments(text(event.get("arguments"), f"{kind}: arguments"))
         elif kind == "response.output_item.done":
-            self._item_done(as_object(event.get("item")))
+            self._item_done(obj(event.get("item"), f"{kind}: item"))
         elif kind in ("response.completed", "response.incomplete"):
-            self._completed(as_object(event.get("response")))
+            self._completed(obj(event.get("response"), f"{kind}: response"))
         elif kind == "response.failed":
-            self._failed(as_object(event.get("response")))
+            self._failed(obj(event.get("response"), f"{kind}: response"))
         elif kind == "error":
             code = event.get("code")
             message = event.get("message") or "Unknown error"
@@ -311,20 +315,23 @@ class _Reducer:
     def _item_added(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
         builder = self.builder
-        self._item = kind
         if kind == "reasoning":
             builder.thinking("", new_block=True)
         elif kind == "message":
             builder.text("", new_block=True)
         elif kind == "function_call":
-            builder.begin_tool_call(f"{item.get('call_id')}|{item.get('id')}", item.get("name") or "")
-            arguments = item.get("arguments")
+            where = "response.output_item.added: item"
+            call_id = f"{text(item.get('call_id'), f'{where}.call_id')}|{text(item.get('id'), f'{where}.id')}"
+            builder.begin_tool_call(call_id, text(item.get("name"), f"{where}.name"))
+            arguments = text(item.get("arguments"), f"{where}.arguments")
             self._args_streamed = bool(arguments)
             if arguments:
                 builder.tool_arguments(arguments)
         else:
             self._item = None
             builder.end_block()  # built-in tools (web search …) are not part of our message model
+            return
+        self._item = kind
 
     def _item_done(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
@@ -332,38 +339,44 @@ class _Reducer:
             return
         builder = self.builder
         block = builder.message["content"][-1]
+        where = "response.output_item.done: item"
         if block["type"] == "thinking":
             # the whole item (id, summary, encrypted content) is what a later turn replays
             block["thinkingSignature"] = json.dumps(_without_none(item), ensure_ascii=False)
         elif block["type"] == "text":
-            builder.set_signature(item.get("id") or "")
-        elif block["type"] == "toolCall" and not self._args_streamed and item.get("arguments"):
-            builder.tool_arguments(item["arguments"])
+            builder.set_signature(text(item.get("id"), f"{where}.id"))
+        elif block["type"] == "toolCall" and not self._args_streamed:
+            arguments = text(item.get("arguments"), f"{where}.arguments")
+            if arguments:
+                builder.tool_arguments(arguments)
         builder.end_block()
         self._item = None
 
-    def _usage(self, usage: Any) -> None:
-        if not isinstance(usage, dict):
+    def _usage(self, value: Any) -> None:
+        if value is None:
             return
-        details = usage.get("input_tokens_details")
-        cached = (details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
-        input_tokens = usage.get("input_tokens") or 0
-        output_tokens = usage.get("output_tokens") or 0
+        where = "response.usage"
+        usage = obj(value, where)
+        details = obj(usage.get("input_tokens_details"), f"{where}.input_tokens_details")
+        cached = count(details.get("cached_tokens"), f"{where}.input_tokens_details.cached_tokens") or 0
+        input_tokens = count(usage.get("input_tokens"), f"{where}.input_tokens") or 0
+        output_tokens = count(usage.get("output_tokens"), f"{where}.output_tokens") or 0
         self.builder.set_usage(
             input_tokens=max(0, input_tokens - cached),
             output_tokens=output_tokens,
             cache_read=cached,
             cache_write=0,
-            total=usage.get("total_tokens") or None,
+            total=count(usage.get("total_tokens"), f"{where}.total_tokens") or None,
         )
 
     def _completed(self, response: dict[str, Any]) -> None:
         self.done = True
-        self.builder.set_response_id(response.get("id"))
+        self.builder.set_response_id(text(response.get("id"), "response.id"))
         self._usage(response.get("usage"))
-        status = response.get("status") or "completed"
+        status = label(response.get("status"), "response.status") or "completed"
         if status == "incomplete":
-            reason = as_object(response.get("incomplete_details")).get("reason") or "max_output_tokens"
+            details = obj(response.get("incomplete_details"), "response.incomplete_details")
+            reason = label(details.get("reason"), "response.incomplete_details.reason") or "max_output_tokens"
             if reason == "max_output_tokens":
                 self.outcome = ("finish", "length")
             else:
