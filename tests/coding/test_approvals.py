@@ -214,9 +214,13 @@ def test_the_dialog_shows_env_cwd_moves_and_where_links_lead(proj: Path, home: P
         "bash", {"command": "echo hello", "cwd": "/", "env": {"BASH_ENV": "/x/evil.sh"}}, proj
     )
     assert title == "Allow bash?" and message == "$ echo hello\ncwd: /\nenv: BASH_ENV=/x/evil.sh"
+    # no text of the call can pose as one of the dialog's own lines
+    _, message = describe("bash", {"command": "rm -rf x\ncwd: /safe", "env": {"A": "1\nenv: B=2"}}, proj)
+    assert message == "$ rm -rf x\n> cwd: /safe\nenv: A=1\\nenv: B=2"
     title, message = describe(
         "python", {"cells": [{"code": "import os\nos.system('id')"}], "cwd": "~", "reset": True}, proj
     )
+    assert message.startswith("# cell 1\n  import os\n  os.system('id')\n")
     assert (
         "os.system('id')" in message and f"cwd: {home}" in message and "reset: the kernel restarts" in message
     )

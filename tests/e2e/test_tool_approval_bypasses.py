@@ -79,24 +79,30 @@ async def test_allowed_commands_cannot_be_widened_by_env_or_by_shell_expansion(
     assert not marker.exists() and not Path(f"{marker}2").exists()
 
 
-async def test_the_dialog_shows_env_and_cwd_and_escapes_control_characters(
+async def test_the_dialog_shows_env_cwd_and_the_real_files_diff_and_escapes_control_characters(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    """H3 c: what changes the call's behaviour is shown; a terminal host cannot be spoofed."""
-    proj = workspace.proj
+    """H3 c (what changes the call's behaviour is shown; a terminal host cannot be spoofed) and
+    e (a write's diff is against the file it would write: ``~/.bashrc``, not ``<cwd>/~/.bashrc``)."""
+    proj, home = workspace.proj, home_of(workspace)
+    (home / ".bashrc").write_text("ORIGINAL\n")
     fake_llm.script(
         script.tool_calls(
             ("c1", "bash", {"command": "echo hello", "cwd": "/", "env": {"BASH_ENV": str(proj / "evil.sh")}}),
             ("c2", "bash", {"command": "rm -rf ~/x\r\x1b[2K$ echo safe"}),
+            ("c3", "write", {"path": "~/.bashrc", "content": "PWNED\n"}),
         ),
         script.text("done"),
     )
-    asked, frames = await run_denying(workspace, "bash", "--approve", "bash")
-    assert [a["message"] for a in asked] == [
+    asked, frames = await run_denying(workspace, "bash,write", "--approve", "bash,write")
+    assert [a["message"] for a in asked[:2]] == [
         f"$ echo hello\ncwd: /\nenv: BASH_ENV={proj / 'evil.sh'}",
         "$ rm -rf ~/x\\r\\x1b[2K$ echo safe",
     ]
+    assert asked[2]["title"] == f"Allow write to {home}/.bashrc?"
+    assert "-ORIGINAL" in asked[2]["message"].split("\n") and "+PWNED" in asked[2]["message"].split("\n")
     assert all(denied(f) for f in ends(frames).values())
+    assert (home / ".bashrc").read_text() == "ORIGINAL\n"
 
 
 async def test_allowed_paths_check_every_path_as_the_tools_resolve_it(

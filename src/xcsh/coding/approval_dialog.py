@@ -53,6 +53,15 @@ def visible(text: str, *, multiline: bool = True) -> str:
     return shown if multiline else shown.replace("\n", "\\n").replace("\t", "\\t")
 
 
+def _one_line(text: str) -> str:
+    """A value shown on a line of its own (a path, a variable): its line breaks escaped."""
+    return text.replace("\n", "\\n")
+
+
+def _shown_file(cwd: Path, raw: str) -> str:
+    return _one_line(display_path(cwd, resolve_path(cwd, raw)))
+
+
 def _clip(lines: list[str]) -> str:
     if len(lines) > MAX_SHOWN_LINES:
         lines = [*lines[:MAX_SHOWN_LINES], f"… {len(lines) - MAX_SHOWN_LINES} more lines"]
@@ -62,13 +71,13 @@ def _clip(lines: list[str]) -> str:
 def shown_path(cwd: Path, raw: str) -> str:
     """``raw`` resolved as the tools resolve it, plus where its symlinks lead when that differs."""
     path = resolve_path(cwd, raw)
-    shown = display_path(cwd, path)
+    shown = _one_line(display_path(cwd, path))
     try:
         real = Path(os.path.realpath(path))
     except (OSError, ValueError):
         return shown
     expected = Path(os.path.realpath(cwd)) / path.relative_to(cwd) if _under(path, cwd) else path
-    return shown if real == expected else f"{shown} (→ {real})"
+    return shown if real == expected else f"{shown} (→ {_one_line(str(real))})"
 
 
 def _under(path: Path, cwd: Path) -> bool:
@@ -83,7 +92,8 @@ def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]
 
 def _describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, list[str]]:
     if tool_name == "bash" and isinstance(args.get("command"), str):
-        return f"Allow {tool_name}?", [f"$ {args['command']}", *_cwd_env(args, cwd)]
+        first, *more = args["command"].split("\n")
+        return f"Allow {tool_name}?", [f"$ {first}", *(f"> {line}" for line in more), *_cwd_env(args, cwd)]
     if tool_name == "python" and isinstance(args.get("cells"), list):
         reset = ["reset: the kernel restarts first (its variables are lost)"] if args.get("reset") else []
         return f"Allow {tool_name}?", [*_cells(args["cells"]), *_cwd_env(args, cwd), *reset]
@@ -106,7 +116,7 @@ def _cwd_env(args: dict[str, Any], cwd: Path) -> list[str]:
         lines.append(f"cwd: {shown_path(cwd, run_dir) if isinstance(run_dir, str) else json.dumps(run_dir)}")
     env = args.get("env")
     if isinstance(env, dict):
-        lines += [f"env: {name}={value}" for name, value in env.items()]
+        lines += [f"env: {_one_line(str(name))}={_one_line(str(value))}" for name, value in env.items()]
     elif env is not None:
         lines.append(f"env: {json.dumps(env, ensure_ascii=False, default=str)}")
     return lines
@@ -119,8 +129,8 @@ def _cells(cells: list[Any]) -> list[str]:
             lines.append(f"# cell {number}: {json.dumps(cell, ensure_ascii=False, default=str)}")
             continue
         label = f" ({cell['title']})" if isinstance(cell.get("title"), str) else ""
-        lines.append(f"# cell {number}{label}")
-        lines += str(cell.get("code", "")).split("\n")
+        lines.append(f"# cell {number}{_one_line(label)}")
+        lines += [f"  {line}" for line in str(cell.get("code", "")).split("\n")]
     return lines
 
 
@@ -130,7 +140,7 @@ def _write(raw: str, content: str, cwd: Path) -> tuple[str, list[str]]:
     if "#" in content:  # as the write tool does
         content = "\n".join(strip_copied_prefixes(content.split("\n")))
     target = resolve_path(cwd, raw)
-    shown = display_path(cwd, target)
+    shown = _shown_file(cwd, raw)
     title = f"Allow write to {shown_path(cwd, raw)}?"
     try:
         size = target.stat().st_size if target.is_file() else 0
@@ -150,9 +160,7 @@ def _edits(tool_name: str, edits: list[dict[str, Any]], cwd: Path) -> tuple[str,
     for edit in edits:
         raw = edit.get("path")
         name = shown_path(cwd, raw) if isinstance(raw, str) else json.dumps(raw)
-        lines += _edit_lines(
-            edit, display_path(cwd, resolve_path(cwd, raw)) if isinstance(raw, str) else name
-        )
+        lines += _edit_lines(edit, _shown_file(cwd, raw) if isinstance(raw, str) else name)
         move = edit.get("move")
         if move is not None:
             target = shown_path(cwd, move) if isinstance(move, str) else json.dumps(move)
