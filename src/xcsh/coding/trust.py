@@ -48,13 +48,29 @@ def _resolve(path: Path) -> Path:
 
 
 def _code_files(project: Path) -> list[Path]:
-    """The files whose content a trust is bound to, in a stable order."""
+    """The files whose content a trust is bound to, in a stable order.
+
+    Every file under ``.xcsh/extensions/`` but the ``__pycache__`` folders (extensions are
+    compiled from source, never from those: coding/extensions/loader.py), following symbolic
+    links to directories (``extensions/pkg -> ../../tools/pkg``: a change behind the link lapses
+    the trust like one in place); a directory reached twice (a link cycle) is walked once.
+    """
     files: list[Path] = []
     root = project / PROJECT_EXTENSIONS
     if root.is_dir():
-        for directory, dirs, names in os.walk(root):
+        seen: set[tuple[int, int]] = set()
+        for directory, dirs, names in os.walk(root, followlinks=True):
+            try:
+                status = os.stat(directory)
+            except OSError:
+                dirs[:] = []
+                continue
+            if (status.st_dev, status.st_ino) in seen:
+                dirs[:] = []
+                continue
+            seen.add((status.st_dev, status.st_ino))
             dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-            files.extend(Path(directory) / n for n in sorted(names) if not n.endswith(".pyc"))
+            files.extend(Path(directory) / n for n in sorted(names))
     settings = project / PROJECT_SETTINGS
     if settings.is_file():
         files.append(settings)

@@ -5,12 +5,21 @@ An extension is a Python file (``guard.py``) or a package directory (``guard/`` 
 then ``<project>/.xcsh/extensions/`` and ``<agent dir>/extensions/`` (skipped with
 ``--no-extensions``). Names starting with ``_`` or ``.`` are not discovered. A path
 is loaded once even when it is reachable twice.
+
+Extensions run from their **source**, never from bytecode: the module and every module of an
+extension package (``guard/sub.py``, ``guard/inner/__init__.py``) is compiled from its ``.py``
+file at import, no ``__pycache__`` file is read or written, and a bare ``.pyc`` is not
+imported. What the trust store hashed (coding/trust.py: the ``.py`` files, not the caches) is
+then what runs; a ``__pycache__/guard.cpython-311.pyc`` a repository ships (an unchecked hash
+pyc runs whatever its author compiled) is ignored.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import itertools
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +32,48 @@ _counter = itertools.count(1)
 
 class ExtensionLoadError(Exception):
     """An extension could not be imported or has no usable ``setup``."""
+
+
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """A ``.py`` loader that compiles the source every time: no bytecode cache is read or written."""
+
+    def get_code(self, fullname: str) -> Any:
+        # SourceFileLoader.get_code would read __pycache__ first and write it after: neither
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+_roots: set[str] = set()
+"""Resolved directories of the loaded extension packages: imports under them load from source."""
+
+
+def _source_only_hook(path: str) -> importlib.machinery.FileFinder:
+    """The ``sys.path_hooks`` entry: a source-only finder for directories under an extension
+    package (its submodules and subpackages); ``ImportError`` elsewhere (the next hook decides)."""
+    if _roots:
+        real = os.path.realpath(path)
+        if any(_inside(real, root) for root in _roots):
+            loaders: list[tuple[type[Any], list[str]]] = [
+                (SourceOnlyLoader, importlib.machinery.SOURCE_SUFFIXES),
+                (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+            ]
+            return importlib.machinery.FileFinder(path, *loaders)
+    raise ImportError("not an extension package directory")
+
+
+def _cover_package(directory: Path) -> None:
+    """Make every import under ``directory`` use :class:`SourceOnlyLoader` (installs the hook once)."""
+    if _source_only_hook not in sys.path_hooks:
+        sys.path_hooks.insert(0, _source_only_hook)
+    _roots.add(os.path.realpath(directory))
+    # a finder made before the hook (same directory imported some other way) would bypass it
+    root = os.path.realpath(directory)
+    for cached in [p for p in sys.path_importer_cache if _inside(os.path.realpath(p), root)]:
+        del sys.path_importer_cache[cached]
+
+
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _discover(directory: Path) -> list[Path]:
@@ -82,11 +133,14 @@ def import_extension(path: Path) -> Callable[[Any], Any]:
         init = path / "__init__.py"
         if not init.is_file():
             raise ExtensionLoadError(f"{path} is a directory without __init__.py")
+        _cover_package(path)
+        name = _module_name(path)
         spec = importlib.util.spec_from_file_location(
-            _module_name(path), init, submodule_search_locations=[str(path)]
+            name, init, loader=SourceOnlyLoader(name, str(init)), submodule_search_locations=[str(path)]
         )
     elif path.is_file():
-        spec = importlib.util.spec_from_file_location(_module_name(path), path)
+        name = _module_name(path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=SourceOnlyLoader(name, str(path)))
     else:
         raise ExtensionLoadError(f"Extension not found: {path}")
     if spec is None or spec.loader is None:
