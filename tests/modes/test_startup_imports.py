@@ -116,7 +116,11 @@ def _first_answer(tmp_path: Path) -> tuple[dict[str, Any], set[str]]:
 
 
 def _spawn(
-    agent: Path, project: Path, *, extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    agent: Path,
+    project: Path,
+    *,
+    extra_env: dict[str, str] | None = None,
+    args: tuple[str, ...] = ("--no-session",),
 ) -> tuple[dict[str, Any], set[str]]:
     """The first ``get_state`` answer of one ``xcsh --mode rpc`` in ``project`` and what it imported."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEY_VARS}
@@ -130,7 +134,7 @@ def _spawn(
     )
     env.update(extra_env or {})
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "xcsh", "--mode", "rpc", "--no-session", *args],
+        [sys.executable, "-X", "importtime", "-m", "xcsh", "--mode", "rpc", *args],
         input='{"type":"get_state","id":"s1"}\n',
         capture_output=True,
         text=True,
@@ -171,10 +175,32 @@ def test_with_the_local_provider_on_as_by_default_the_first_answer_loads_no_wire
     provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
     (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
     answer, names = _spawn(
-        agent, project, extra_env={"XCSH_DISABLED_PROVIDERS": ""}, args=("--model", "fake/fake-model")
+        agent,
+        project,
+        extra_env={"XCSH_DISABLED_PROVIDERS": ""},
+        args=("--no-session", "--model", "fake/fake-model"),
     )
     assert answer["success"] is True and answer["data"]["model"]["id"] == "fake-model"
     assert set(NEEDED) <= names
+    assert sorted(name for name in names if name in LAZY + LAZY_WITHOUT_IMAGE_MODELS) == []
+
+
+def test_a_start_with_its_sessions_in_the_default_place_for_a_home_project_loads_neither_listing_nor_tempfile(
+    tmp_path: Path,
+) -> None:
+    # the session directory's name needs the temp root only for a project outside home
+    home, agent = tmp_path / "home", tmp_path / "agent"
+    project = home / "src" / "app"
+    project.mkdir(parents=True)
+    agent.mkdir()
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
+    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    env = {"HOME": str(home), "XDG_DATA_HOME": ""}
+    answer, names = _spawn(agent, project, extra_env=env, args=("--model", "fake/fake-model"))
+    session_file = Path(answer["data"]["sessionFile"])
+    assert session_file.parent == agent / "sessions" / "-src-app"
+    assert {"xcsh.coding.sessions.listing", "tempfile", "shutil"} & names == set()
     assert sorted(name for name in names if name in LAZY + LAZY_WITHOUT_IMAGE_MODELS) == []
 
 
@@ -202,7 +228,10 @@ def test_with_a_model_that_takes_images_the_first_answer_offers_inspect_image_wi
     provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
     (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
     answer, names = _spawn(
-        agent, project, extra_env={"ANTHROPIC_API_KEY": "test-key"}, args=("--model", "fake/fake-model")
+        agent,
+        project,
+        extra_env={"ANTHROPIC_API_KEY": "test-key"},
+        args=("--no-session", "--model", "fake/fake-model"),
     )
     assert "inspect_image" in {tool["name"] for tool in answer["data"]["dumpTools"]}
     assert "xcsh.coding.tools.inspect_image" in names

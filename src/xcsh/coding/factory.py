@@ -28,7 +28,7 @@ from xcsh.coding.options import (
     tool_options,
     tool_selection,
 )
-from xcsh.coding.paths import home_dir, sessions_root
+from xcsh.coding.paths import home_dir, session_dir_for, sessions_root
 from xcsh.coding.project_context import ProjectContext, load_project_context, skill_selection
 from xcsh.coding.session import AgentSession
 from xcsh.coding.session_state import SessionConfig
@@ -222,8 +222,6 @@ def disabled_providers(settings: Settings, env: Mapping[str, str]) -> list[str]:
 def _session_dir(options: StartupOptions) -> Path:
     if options.session_dir is not None:
         return options.session_dir
-    from xcsh.coding.sessions.listing import session_dir_for
-
     return session_dir_for(options.cwd, sessions_root(options.env))
 
 

@@ -100,14 +100,16 @@ def encode_cwd(cwd: Path, *, home: Path | None = None, temp_root: Path | None = 
     """
     resolved = _resolve(cwd)
     home_root = _resolve(home if home is not None else Path.home())
-    if temp_root is None:
-        import tempfile  # only here: not paid by every start-up
-
-        temp_root = Path(tempfile.gettempdir())
-    temp = _resolve(temp_root)
     in_home = _relative_to(home_root, resolved)
     if in_home is not None:
         return "-" + _encode(in_home)
+    if temp_root is None:
+        # only for a cwd outside home: tempfile's import (~11 M instructions, with shutil and
+        # random) and gettempdir()'s probe file are not paid by a start in a home project
+        import tempfile
+
+        temp_root = Path(tempfile.gettempdir())
+    temp = _resolve(temp_root)
     in_temp = _relative_to(temp, resolved)
     if in_temp is not None:
         return "-tmp-" + _encode(in_temp) if in_temp else "-tmp"
@@ -115,6 +117,11 @@ def encode_cwd(cwd: Path, *, home: Path | None = None, temp_root: Path | None = 
     if absolute[:1] in ("/", "\\"):
         absolute = absolute[1:]
     return f"--{_encode(absolute)}--"
+
+
+def session_dir_for(cwd: Path, sessions_root: Path, *, home: Path | None = None) -> Path:
+    """``<sessions root>/<encoded cwd>`` (not created); see :func:`encode_cwd`."""
+    return Path(sessions_root) / encode_cwd(cwd, home=home)
 
 
 def project_sessions_dir(cwd: Path, env: Mapping[str, str] | None = None) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from xcsh.coding.paths import encode_cwd
+from xcsh.coding.paths import session_dir_for as session_dir_for  # its historical home
 from xcsh.coding.sessions.entries import SessionError, is_valid_header, parse_line
 from xcsh.coding.sessions.info_cache import InfoCache
 
@@ -19,11 +19,6 @@ _PREFIX_BYTES = 4096
 
 class SessionNotFoundError(SessionError, LookupError):
     """No session (or more than one) matches a ``--session`` id prefix."""
-
-
-def session_dir_for(cwd: Path, sessions_root: Path, *, home: Path | None = None) -> Path:
-    """``<sessions root>/<encoded cwd>`` (not created); see :func:`xcsh.coding.paths.encode_cwd`."""
-    return Path(sessions_root) / encode_cwd(cwd, home=home)
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
