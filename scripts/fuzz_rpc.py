@@ -55,7 +55,7 @@ class Proc:
     def __init__(self, ws: Workspace, args: list[str]) -> None:
         env = dict(ws.env)
         self.p = subprocess.Popen(
-            [PY, "-m", "xcsh", "--mode", "rpc", *args],
+            [PY, "-P", "-m", "xcsh", "--mode", "rpc", *args],
             cwd=ws.proj,
             env=env,
             stdin=subprocess.PIPE,

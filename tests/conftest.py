@@ -139,7 +139,8 @@ class Workspace:
         # the embedded local model may be installed in the dev venv; scenarios assume only "fake"
         self.env["XCSH_DISABLED_PROVIDERS"] = "local"
         src = str(Path(__file__).resolve().parents[1] / "src")
-        self.env["PYTHONPATH"] = src + os.pathsep + self.env.get("PYTHONPATH", "")
+        # no empty entry: "src:" would put the working directory on the process's sys.path
+        self.env["PYTHONPATH"] = os.pathsep.join(p for p in (src, self.env.get("PYTHONPATH")) if p)
 
     def config(self, text: str) -> None:
         (self.agent / "config.yml").write_text(text)

@@ -105,6 +105,7 @@ async def spawn_rpc(cwd: Path, env: dict[str, str], *args: str) -> asyncio.subpr
     stderr dropped, for tests that write and read raw frames."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
+        "-P",
         "-m",
         "xcsh",
         "--mode",

@@ -8,6 +8,7 @@ the flags properly afterwards and turns collection back on if this was not RPC m
 
 from __future__ import annotations
 
+import os
 import sys
 from itertools import pairwise
 
@@ -23,7 +24,22 @@ def wants_rpc(argv: list[str]) -> bool:
     return any(arg == "--mode" and value == "rpc" for arg, value in pairwise(argv))
 
 
+def drop_working_dir_from_path() -> None:
+    """Remove every ``sys.path`` entry that is the working directory (``''`` included).
+
+    ``python -m xcsh`` puts the working directory first on ``sys.path``, and an empty entry in
+    ``PYTHONPATH`` (``src:``) does too: a repository's ``msgspec.py`` or ``json.py`` would then
+    be imported in place of the real module, before any trust check. xcsh never imports from
+    the project directory (project extensions load by path), so those entries go before any
+    module beyond this one and :mod:`xcsh.version` is imported. The shipped client spawns
+    ``python -P -m xcsh`` as well (docs/security.md).
+    """
+    cwd = os.getcwd()
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != cwd]
+
+
 def main() -> int:
+    drop_working_dir_from_path()
     if wants_rpc(sys.argv[1:]):
         from xcsh.modes.rpc.gc_pause import pause
 

@@ -134,7 +134,10 @@ class RpcClient(AsyncCommands):
         history: int | None = 10_000,
         history_bytes: int | None = 64 << 20,
     ) -> RpcClient:
-        """Start ``xcsh --mode rpc`` (``python -m xcsh`` by default) and wait for ``ready``.
+        """Start ``xcsh --mode rpc`` (``python -P -m xcsh`` by default) and wait for ``ready``.
+
+        ``-P`` (Python 3.11+) keeps the working directory off ``sys.path``: without it a
+        repository's ``msgspec.py`` or ``json.py`` in ``cwd`` would shadow the real module.
 
         ``start_timeout`` bounds the wait for ``ready`` (default: ``timeout``, at least 60 s);
         a process that exits first raises :class:`RpcStartupError` at once.
@@ -147,7 +150,7 @@ class RpcClient(AsyncCommands):
         kept for :class:`RpcStartupError`; any other value is handed to the subprocess as is.
         """
         mode = ["--message-updates", message_updates] if message_updates else []
-        argv = [*(command or [sys.executable, "-m", "xcsh"]), "--mode", "rpc", *mode, *args]
+        argv = [*(command or [sys.executable, "-P", "-m", "xcsh"]), "--mode", "rpc", *mode, *args]
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,

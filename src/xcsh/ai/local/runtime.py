@@ -109,7 +109,7 @@ class LocalRuntime:
         }
         started = time.monotonic()
         process = subprocess.Popen(
-            [sys.executable, "-m", "xcsh.ai.local.runtime"],
+            [sys.executable, "-P", "-m", "xcsh.ai.local.runtime"],  # -P: no module from the cwd
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,  # inherited: the native logs go to our stderr
