@@ -222,8 +222,13 @@ class MessageBuilder:
 
     # ---- tool calls -------------------------------------------------------------------
     def begin_tool_call(self, call_id: str, name: str, *, thought_signature: str | None = None) -> None:
+        """Open a tool-call block; an id another call of this message already has is made unique
+        (:func:`unique_call_id`), so every event, result and later request names one call."""
         self.start()
         self._mark_token()
+        content = self._content()
+        if any(block["type"] == "toolCall" and block["id"] == call_id for block in content):
+            call_id = unique_call_id(call_id, {block["id"] for block in content if block["type"] == "toolCall"})
         block: ToolCall = {
             "type": "toolCall",
             "id": call_id,
@@ -342,6 +347,22 @@ class MessageBuilder:
         )
         self.stream.end(self.message)
         return self.message
+
+
+def unique_call_id(call_id: str, taken: set[str]) -> str:
+    """``call_id`` with the first suffix ``_2``, ``_3`` … that no id in ``taken`` has.
+
+    Two calls of one answer with the same id both run (the model asked for two), so the later
+    one is renamed (docs/decisions.md, "Duplicate tool-call ids"). An OpenAI Responses id
+    ``call|item`` gets the suffix on both parts, which that wire sends back separately.
+    """
+    head, bar, tail = call_id.partition("|")
+    base = head or "call"
+    for n in range(2, len(taken) + 3):
+        candidate = f"{base}_{n}{bar}{tail}_{n}" if bar else f"{base}_{n}"
+        if candidate not in taken:
+            return candidate
+    raise AssertionError("unreachable: more candidates than taken ids")
 
 
 def _new_arguments() -> PartialJsonObject:
