@@ -228,7 +228,9 @@ class MessageBuilder:
         self._mark_token()
         content = self._content()
         if any(block["type"] == "toolCall" and block["id"] == call_id for block in content):
-            call_id = unique_call_id(call_id, {block["id"] for block in content if block["type"] == "toolCall"})
+            call_id = unique_call_id(
+                call_id, {block["id"] for block in content if block["type"] == "toolCall"}
+            )
         block: ToolCall = {
             "type": "toolCall",
             "id": call_id,
