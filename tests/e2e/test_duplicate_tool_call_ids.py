@@ -51,7 +51,7 @@ async def test_two_tool_calls_sharing_an_id_both_run_under_distinct_ids(
         for f in frames
         if f["type"] == "tool_execution_end"
     }
-    assert starts == ids
+    assert sorted(starts) == sorted(ids)  # shared calls run side by side
     assert "alpha" in ends[ids[0]] and "beta" in ends[ids[1]]
     answered = tool_results(fake_llm.requests[1].json)
     if workspace.api == "openai-responses":
@@ -64,4 +64,4 @@ async def test_two_tool_calls_sharing_an_id_both_run_under_distinct_ids(
     results = [
         e["message"]["toolCallId"] for e in entries if e.get("message", {}).get("role") == "toolResult"
     ]
-    assert results == ids
+    assert sorted(results) == sorted(ids)  # in completion order (spec §3.3)
