@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 
-from conftest import Workspace
+from conftest import Workspace, tool_results
 from xcsh.rpc.client import RpcClient
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
 
 ARGS = ["--model", "fake/fake-model", "--no-session"]
 
@@ -80,3 +83,72 @@ async def test_an_alias_bomb_in_a_commands_front_matter_is_refused_and_the_comma
     finally:
         await client.close()
     assert "boom" in [c["name"] for c in commands]
+
+
+async def test_tools_refuse_a_fifo_with_a_clear_error_instead_of_blocking(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    os.mkfifo(workspace.proj / "notes.md")  # no writer ever comes: opening it would block for ever
+    calls = [
+        ("c1", "read", {"path": "notes.md"}),
+        ("c2", "grep", {"pattern": "x", "path": "notes.md"}),
+        ("c3", "edit", {"edits": [{"path": "notes.md", "loc": "append", "content": ["b"]}]}),
+        ("c4", "write", {"path": "notes.md", "content": "hi"}),
+        ("c5", "notebook", {"action": "delete", "notebook_path": "notes.md", "cell_index": 0}),
+    ]
+    fake_llm.script(script.tool_calls(*calls), script.text("done"))
+    tools = "read,grep,edit,write,notebook"
+    client = await _start(workspace, "--tools", tools)
+    try:
+        frames = await client.prompt_and_wait("look at the notes", timeout=60)
+        state = await asyncio.wait_for(client.get_state(), 30)
+    finally:
+        await client.close()
+    ends = {f["toolCallId"]: f for f in frames if f["type"] == "tool_execution_end"}
+    assert set(ends) == {c[0] for c in calls}
+    for end in ends.values():
+        assert end["isError"] is True
+        assert "notes.md: it is a named pipe (FIFO)" in end["result"]["content"][0]["text"]
+    assert "named pipe" in tool_results(fake_llm.requests[-1].json)["c1"]
+    assert state["isStreaming"] is False
+    assert stat.S_ISFIFO((workspace.proj / "notes.md").stat().st_mode)  # left as it was
+
+
+STUCK_TOOL = """
+import asyncio
+import threading
+
+BLOCKED = threading.Event()  # never set: the thread below waits for ever
+
+
+def setup(xcsh):
+    async def stuck(args, call):
+        await asyncio.to_thread(BLOCKED.wait)  # ignores the abort signal
+        return "never"
+
+    xcsh.register_tool("stuck", "Wait for ever.", {"type": "object", "properties": {}}, stuck)
+"""
+
+
+async def test_abort_answers_while_a_tool_is_stuck_in_a_thread_and_the_session_stays_usable(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    ext = tmp_path / "stuck_ext.py"
+    ext.write_text(STUCK_TOOL)
+    fake_llm.script(script.tool_calls(("s1", "stuck", {})), script.text("fine"))
+    client = await _start(workspace, "-e", str(ext), "--tools", "read")
+    try:
+        mark = client.mark()
+        await client.prompt("wait")
+        await client.wait_for(lambda f: f["type"] == "tool_execution_start", since=mark, timeout=60)
+        await asyncio.wait_for(client.abort(), 60)
+        end = await client.wait_for(lambda f: f["type"] == "tool_execution_end", since=mark, timeout=60)
+        assert end["isError"] is True and "abandoned" in end["result"]["content"][0]["text"]
+        await client.wait_for(lambda f: f["type"] == "agent_end", since=mark, timeout=60)
+        frames = await client.prompt_and_wait("still there?", timeout=60)  # the loop still serves
+        assert frames[-1]["type"] == "agent_end"
+        assert frames[-1]["messages"][-1]["content"] == [{"type": "text", "text": "fine"}]
+        assert (await asyncio.wait_for(client.get_state(), 30))["isStreaming"] is False
+    finally:
+        code = await client.close(timeout=30)  # stdin EOF ends the process despite the stuck thread
+    assert code == 0

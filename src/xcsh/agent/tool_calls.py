@@ -221,8 +221,10 @@ async def _execute(
 
     is_error = False
     try:
-        result = await tool.execute(
-            call["id"], args, controller.signal if tool.abortable else None, on_update
+        result = await _unless_stuck(
+            tool,
+            tool.execute(call["id"], args, controller.signal if tool.abortable else None, on_update),
+            ctx.signal,
         )
         if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             result = _text_result(json.dumps(result, default=str) if result is not None else "")
@@ -238,6 +240,42 @@ async def _execute(
         if replaced is not None:
             result = replaced
     return result, is_error
+
+
+ABANDON_AFTER_S = 3.0
+"""How long a tool call may go on after its run was aborted before it is abandoned."""
+
+
+async def _unless_stuck(tool: AgentTool, running: Awaitable[Any], signal: AbortSignal) -> Any:
+    """``await running``, but once ``signal`` fires give the call :data:`ABANDON_AFTER_S` to end
+    and then abandon it: its task is cancelled and, if it waits on a thread (a read blocked on a
+    FIFO or a hung network file system, an extension's blocking call), the thread is left to
+    itself and the loop gets a fresh default executor, so the abort answers, later calls do not
+    queue behind the stuck thread and the process can still exit. Non-abortable tools run to
+    completion as before whenever they finish within that time."""
+    task = asyncio.ensure_future(running)
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait({task}, timeout=ABANDON_AFTER_S)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if not task.done():
+        task.cancel()
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        from concurrent.futures import ThreadPoolExecutor
+
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(thread_name_prefix="xcsh-after-abandon")
+        )
+        raise RuntimeError(
+            f"Aborted: {tool.name} did not finish within {ABANDON_AFTER_S:g} s of the abort and was abandoned."
+        )
+    return await task
 
 
 def _finish(

@@ -38,7 +38,7 @@ from xcsh.coding.tools.edit_match import (
     unified_diff,
 )
 from xcsh.coding.tools.errors import ToolError
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.syntax_guard import syntax_error_after
 
 _BOM = "\ufeff"
@@ -60,6 +60,7 @@ class _FileEdit:
 
 
 def _load(path: Path, shown: str) -> _FileEdit:
+    refuse_special_file(path, shown)
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:

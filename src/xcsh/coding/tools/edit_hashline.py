@@ -43,7 +43,7 @@ from xcsh.coding.tools.hashline import (
     format_line,
     resolve_loc,
 )
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 
 _BOM = "\ufeff"
 PREVIEW_MAX_LINES = 16
@@ -71,6 +71,7 @@ class _FilePlan:
 
 
 def _load(plan: _FilePlan) -> None:
+    refuse_special_file(plan.path, plan.shown)
     try:
         raw = plan.path.read_bytes()
     except IsADirectoryError as exc:
@@ -104,6 +105,7 @@ def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
         path = resolve_path(cwd, raw_path)
         plan = plans.get(path)
         if plan is None:
+            refuse_special_file(path, display_path(cwd, path))
             plan = _FilePlan(path=path, shown=display_path(cwd, path), exists=path.is_file())
             plans[path] = plan
             if plan.exists:

@@ -45,7 +45,7 @@ from xcsh.coding.tools.defs_search import grep_description
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.find import RipgrepRun, find_ripgrep, walk_files
 from xcsh.coding.tools.hashline import anchor
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head, truncate_line
 
 # File types understood by the Python fallback (a subset of ripgrep's --type list).
@@ -310,6 +310,7 @@ def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True, hashline: bool = Fa
         root = resolve_path(cwd, str(args.get("path") or "."))
         if not root.exists():
             raise ToolError(f"Path not found: {display_path(cwd, root)}")
+        refuse_special_file(root, display_path(cwd, root))
         rg = find_ripgrep() if use_ripgrep else None
         if rg is not None:
             search = await _search_ripgrep(

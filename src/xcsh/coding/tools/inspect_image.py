@@ -21,7 +21,7 @@ from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.options import StreamOptions
 from xcsh.coding.tools.errors import ToolError
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.truncate import format_size
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ def create_inspect_image_tool(
             raise ToolError(f"No API key available for {model['provider']}/{model['id']}.")
         path = resolve_path(cwd, raw_path)
         shown = display_path(cwd, path)
+        refuse_special_file(path, shown)
         try:
             data = path.read_bytes()
         except FileNotFoundError as exc:

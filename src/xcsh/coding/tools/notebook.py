@@ -25,7 +25,7 @@ from xcsh.coding.tools.defs_files import NOTEBOOK_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_files import NOTEBOOK_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.optional import require
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 
 
 def _source_lines(source: Any) -> list[str]:
@@ -49,6 +49,7 @@ def _apply(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
         raise ToolError("cell_type must be code or markdown")
     path = resolve_path(cwd, raw_path)
     shown = display_path(cwd, path)
+    refuse_special_file(path, shown)
     try:
         notebook = nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
     except FileNotFoundError as exc:

@@ -9,6 +9,7 @@ model sees stays close to what it wrote.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 
@@ -30,3 +31,28 @@ def display_path(cwd: Path, path: Path) -> str:
         return str(path)
     text = rel.as_posix()
     return text if text != "." else "."
+
+
+def refuse_special_file(path: Path, shown: str) -> None:
+    """Raise :class:`ToolError` when ``path`` (followed through links) is a FIFO, a device or a
+    socket: opening one blocks until another process writes (a FIFO), or reads without end (a
+    device), and would wedge the tool. A missing path, a regular file or a directory passes
+    (callers answer those themselves)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    from xcsh.coding.tools.errors import ToolError
+
+    raise ToolError(f"Cannot open {shown}: it is {kind}, not a regular file; tools never open one.")

@@ -41,7 +41,7 @@ from xcsh.coding.tools.defs_files import READ_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import format_line
 from xcsh.coding.tools.ls import list_directory
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, MAX_LINES, format_size
 
 MAX_DIR_ENTRIES = 500
@@ -200,11 +200,13 @@ def _read(
         target = str(path)
         archive = sources.split_archive(cwd, target)
         if archive is not None:
+            refuse_special_file(archive[0], display_path(cwd, archive[0]))
             return _converted(
                 sources.read_archive(archive[0], display_path(cwd, archive[0]), archive[1]), shown, selection
             )
         database = sources.split_sqlite(cwd, target)
         if database is not None:
+            refuse_special_file(database[0], display_path(cwd, database[0]))
             db_shown = display_path(cwd, database[0])
             return _converted(
                 sources.read_sqlite(database[0], db_shown, database[1], database[2]), shown, selection
@@ -212,6 +214,7 @@ def _read(
         raise ToolError(f"File not found: {shown}.{_did_you_mean(cwd, path)}")
     if path.is_dir():
         return {"content": [{"type": "text", "text": list_directory(path, limit=MAX_DIR_ENTRIES)}]}
+    refuse_special_file(path, shown)
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)

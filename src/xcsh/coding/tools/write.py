@@ -32,7 +32,7 @@ from xcsh.coding.tools.defs_files import WRITE_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_files import WRITE_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.hashline import strip_copied_prefixes
-from xcsh.coding.tools.paths import display_path, resolve_path
+from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.syntax_guard import syntax_error_after
 
 GUARD_MIN_LINES = 4
@@ -112,6 +112,7 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
             content = "\n".join(strip_copied_prefixes(content.split("\n")))
         path = resolve_path(cwd, raw_path)
         shown = display_path(cwd, path)
+        refuse_special_file(path, shown)
         same = False
         if guard_overwrite and path.is_file():
             dropped = await asyncio.to_thread(_dropped_lines, path, content)
