@@ -239,6 +239,7 @@ def test_the_diff_is_against_the_file_the_tool_will_write(proj: Path, home: Path
     title, message = describe("write", {"path": "~/.bashrc", "content": "PWNED\n"}, proj)
     assert title == f"Allow write to {home}/.bashrc?"
     assert "-ORIGINAL" in message and "+PWNED" in message
+    assert message.startswith(f"--- {home}/.bashrc\n+++ {home}/.bashrc\n")
     _, message = describe("write", {"path": "@docs/n.md", "content": "1#ZZ:copied\n"}, proj)
     assert "+copied" in message  # the content as the tool writes it (copied anchors dropped)
 

@@ -150,8 +150,13 @@ def _write(raw: str, content: str, cwd: Path) -> tuple[str, list[str]]:
         old = target.read_text(encoding="utf-8", errors="replace").splitlines() if size else []
     except OSError:
         old = []
-    diff = difflib.unified_diff(old, content.splitlines(), f"a/{shown}", f"b/{shown}", lineterm="")
+    diff = difflib.unified_diff(old, content.splitlines(), *_sides(shown), lineterm="")
     return title, list(diff)
+
+
+def _sides(name: str) -> tuple[str, str]:
+    """A diff's two file names: ``a/x``, ``b/x`` inside the cwd, the absolute path twice outside."""
+    return (name, name) if name.startswith("/") else (f"a/{name}", f"b/{name}")
 
 
 def _edits(tool_name: str, edits: list[dict[str, Any]], cwd: Path) -> tuple[str, list[str]]:
@@ -177,7 +182,7 @@ def _edit_lines(edit: dict[str, Any], name: str) -> list[str]:
         old_text = edit.get("old_text", edit.get("oldText", ""))
         new_text = edit.get("new_text", edit.get("newText", ""))
         diff = difflib.unified_diff(
-            str(old_text).splitlines(), str(new_text).splitlines(), f"a/{name}", f"b/{name}", lineterm=""
+            str(old_text).splitlines(), str(new_text).splitlines(), *_sides(name), lineterm=""
         )
         return [*diff, *(["(every occurrence)"] if edit.get("all") else [])]
     if edit.get("delete"):
