@@ -9,7 +9,8 @@ Registry order is the order of the ``models`` list. A provider flagged ``fallbac
 custom models included; the coding layer's registry honours that.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: msgspec compiles a Struct's string annotations (one
+# ForwardRef each) when a start first decodes into it (_Providers, _Models below).
 
 from collections.abc import Mapping
 from functools import cache
@@ -89,12 +90,12 @@ def provider_info(provider: str) -> ProviderInfo | None:
     return None
 
 
-def builtin_models() -> list[Model]:
+def builtin_models() -> "list[Model]":
     """Fresh copies of every catalogue model, in registry order."""
     return cast("list[Model]", msgspec.json.decode(_load()[1], type=_Models).models)
 
 
-def find_builtin(provider: str, model_id: str) -> Model | None:
+def find_builtin(provider: str, model_id: str) -> "Model | None":
     """A copy of the catalogue model ``provider``/``model_id`` (exact match), or None."""
     for model in builtin_models():
         if model["provider"] == provider and model["id"] == model_id:
