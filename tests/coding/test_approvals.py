@@ -167,6 +167,7 @@ def test_every_path_a_call_touches_is_checked(proj: Path, home: Path) -> None:
     assert allowed("ast_edit", {"ops": [], "path": "src/a.py"})
     assert not allowed("ast_edit", {"ops": [], "path": "src"}) and not allowed("ast_edit", {"ops": []})
     assert allowed("read", {"path": "docs/a.md"}) and not allowed("read", {"path": "https://docs/a.md"})
+    assert not allowed("read", {"path": "docs/a.zip:x.md"}) and not allowed("read", {"path": "docs/d.db?q=x"})
     # tools whose every path this policy cannot name are never allowed by a path rule
     for tool in ("bash", "python", "find", "task", "deploy"):
         assert not allowed(tool, {"path": "docs/a.md", "command": "ls", "cells": []}), tool

@@ -124,8 +124,9 @@ def _edits(args: dict[str, Any]) -> list[str] | None:
 
 
 def _read_path(args: dict[str, Any]) -> list[str] | None:
+    # a URL, an archive member (a.zip:x) or a SQLite selector (db.sqlite?q=…) names no one file
     paths = _one("path")(args)
-    return None if paths is None or "://" in paths[0] else paths
+    return None if paths is None or any(mark in paths[0] for mark in (":", "?")) else paths
 
 
 # every argument naming a path each tool touches (None: cannot tell → ask); the search tools'
