@@ -305,7 +305,7 @@ def frame_pieces(frame: Any) -> list[FramePiece] | None:
 
     try:
         swapped = _with_growing(message, mark)
-        if not grown:
+        if not grown:  # a short message: one buffer is cheaper than pieces
             return None
         body = _split_marks(_encoder.encode(swapped), [bytearray(), *grown])
         shared = dict(frame)
