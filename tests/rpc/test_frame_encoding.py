@@ -139,7 +139,7 @@ def test_a_long_partial_message_as_pieces_gives_the_bytes_of_the_whole_frame() -
         assert found is not None
         assert b"".join(found) == encode_frame(frame) == whole_message_encoded_once(frame)
         # the long strings' cached encodings themselves are pieces (not copied into the frame)
-        long = sum(len(s) >= 512 for s in (text, thinking, partial)) + (len(content) >= 512)
+        long = sum(len(s) >= 512 for s in strings)
         split += long > 0 and len(found) == 2 * (2 * long + 1) + 3
     assert split > 20
 
