@@ -152,3 +152,32 @@ async def test_abort_answers_while_a_tool_is_stuck_in_a_thread_and_the_session_s
     finally:
         code = await client.close(timeout=30)  # stdin EOF ends the process despite the stuck thread
     assert code == 0
+
+
+async def test_context_files_system_md_skills_and_commands_linking_out_of_the_repository_are_skipped(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "credentials").write_text("aws_secret_access_key = SECRET-FROM-OUTSIDE-REPO\n")
+    repo = workspace.proj
+    (repo / ".git").mkdir()
+    xcsh_dir = repo / ".xcsh"
+    (xcsh_dir / "skills" / "s1").mkdir(parents=True)
+    (xcsh_dir / "commands").mkdir()
+    (repo / "AGENTS.md").symlink_to(secret / "credentials")
+    (xcsh_dir / "SYSTEM.md").symlink_to(secret / "credentials")
+    (xcsh_dir / "skills" / "s1" / "SKILL.md").symlink_to(secret / "credentials")
+    (xcsh_dir / "commands" / "leak.md").symlink_to(secret / "credentials")
+    (xcsh_dir / "commands" / "fine.md").write_text("A command of the repository\n")
+    client = await _start(workspace)
+    try:
+        state = await asyncio.wait_for(client.get_state(), 60)
+        names = [c["name"] for c in await client.get_commands()]
+    finally:
+        stderr = await _stderr_after_close(client)
+    assert "SECRET-FROM-OUTSIDE" not in state["systemPrompt"]
+    assert "fine" in names and "leak" not in names
+    [notice] = [line for line in stderr.splitlines() if "link outside the project" in line]
+    assert str(repo / "AGENTS.md") in notice and "leak.md" in notice and "SKILL.md" in notice
+    assert "SYSTEM.md" in stderr and "SECRET-FROM-OUTSIDE" not in stderr

@@ -16,6 +16,7 @@ import msgspec
 
 from xcsh.coding.commands import FileCommand
 from xcsh.coding.discovery import ContextFile, Discovered, LoadContext, discover
+from xcsh.coding.discovery.base import read_text
 from xcsh.coding.discovery.subdirs import nested_instruction_files
 from xcsh.coding.environment import Environment, detect_environment
 from xcsh.coding.skills import Skill, SkillSelection, select_skills
@@ -44,12 +45,7 @@ class ProjectContext(msgspec.Struct):
 
 
 def _read(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    return read_text(path) if path is not None else None
 
 
 def skill_selection(settings_get: Any, *, no_skills: bool, include: list[str] | None) -> SkillSelection:

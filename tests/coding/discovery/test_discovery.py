@@ -292,8 +292,9 @@ def test_the_instruction_file_walk_finds_what_a_full_sorted_walk_finds_within_it
 def test_agent_folders_give_every_kind_at_each_level_also_through_a_link_and_not_from_a_file(
     tree: Tree,
 ) -> None:
-    # .agents in cwd is a link to a real folder elsewhere; .agent in the repo root is a plain file
-    real = tree.home / "shared-agents"
+    # .agents in cwd is a link to a real folder elsewhere in the repository; .agent in the repo
+    # root is a plain file
+    real = tree.repo / "shared-agents"
     tree.write(real / "skills" / "lint" / "SKILL.md", SKILL.format(name="lint", desc="lint it"))
     tree.write(real / "rules" / "style.md", "cwd style")
     tree.write(real / "prompts" / "review.md", "review prompt")
@@ -315,3 +316,36 @@ def test_agent_folders_give_every_kind_at_each_level_also_through_a_link_and_not
     ]
     assert [(f.content, f.depth) for f in found.context_files] == [("pkg agents", 1), ("cwd agents", 0)]
     assert [p.content for p in found.system_prompts] == ["cwd system"]
+
+
+def test_project_files_linking_out_of_the_project_are_skipped_and_named_once(
+    tree: Tree, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tree.write(tree.home / "secret" / "credentials", "aws_secret_access_key = OUTSIDE")
+    tree.write(tree.home / "secret" / "skills" / "s1" / "SKILL.md", SKILL.format(name="s1", desc="outside"))
+    (tree.cwd / "AGENTS.md").symlink_to(outside)
+    (tree.cwd / ".xcsh" / "skills" / "s2").mkdir(parents=True)
+    (tree.cwd / ".xcsh" / "skills" / "s2" / "SKILL.md").symlink_to(outside)
+    (tree.cwd / ".agents").symlink_to(tree.home / "secret", target_is_directory=True)
+    inside = tree.write(tree.repo / "docs" / "agents.md", "inside the repository")
+    (tree.repo / "AGENTS.md").symlink_to(inside)
+    tree.write(tree.agent / "skills" / "mine" / "SKILL.md", "")
+    (tree.agent / "skills" / "mine" / "SKILL.md").unlink()
+    (tree.agent / "skills" / "mine" / "SKILL.md").symlink_to(
+        tree.write(tree.home / "secret" / "mine.md", SKILL.format(name="mine", desc="the user's own link"))
+    )
+    with caplog.at_level("WARNING"):
+        found = tree.found()
+    assert [f.content for f in found.context_files] == ["inside the repository"]
+    assert [s.name for s in found.skills] == ["mine"]  # user level: the user's own choice
+    [notice] = [r.getMessage() for r in caplog.records if "link outside the project" in r.getMessage()]
+    assert str(tree.cwd / "AGENTS.md") in notice and "s2/SKILL.md" in notice and "s1/SKILL.md" in notice
+    assert "OUTSIDE" not in notice
+
+
+def test_a_discovered_file_larger_than_the_cap_is_skipped(tree: Tree) -> None:
+    from xcsh.coding.discovery.base import MAX_FILE_BYTES
+
+    tree.write(tree.cwd / "AGENTS.md", "x" * (MAX_FILE_BYTES + 1))
+    tree.write(tree.repo / "AGENTS.md", "small")
+    assert [f.content for f in tree.found().context_files] == ["small"]

@@ -8,9 +8,12 @@ system prompts, skills, prompt templates, slash commands, rules, subagent folder
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import stat
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -161,15 +164,83 @@ def ancestors(start: Path, stop: Path | None) -> Iterator[tuple[Path, int]]:
         depth += 1
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text, or None when it is missing, not a file or unreadable (logged)."""
+MAX_FILE_BYTES = 256 * 1024
+"""The largest discovered file read (context files, SYSTEM.md, skills, commands, templates,
+rules); a larger one is skipped with a warning: its text would go into every request."""
+
+
+class _Scope(msgspec.Struct):
+    """The discovery in progress (see :func:`scoped`): its context and what it skipped."""
+
+    ctx: LoadContext
+    outside: list[str] = msgspec.field(default_factory=list)
+
+
+_scope: ContextVar[_Scope | None] = ContextVar("xcsh_discovery_scope", default=None)
+
+
+@contextlib.contextmanager
+def scoped(ctx: LoadContext) -> Iterator[None]:
+    """Check project-level files against ``ctx`` while discovering (see :func:`read_text`), and
+    name the ones skipped for linking out of the project in one warning at the end."""
+    scope = _Scope(ctx=ctx)
+    token = _scope.set(scope)
     try:
-        if not path.is_file():
+        yield
+    finally:
+        _scope.reset(token)
+        if scope.outside:
+            logger.warning(
+                "skipped project files that link outside the project (%s): %s",
+                project_base(ctx, ctx.cwd),
+                ", ".join(scope.outside),
+            )
+
+
+def project_base(ctx: LoadContext, path: Path) -> Path:
+    """The directory a project-level ``path`` must stay inside once links are resolved: the
+    repository root when the path lies in it, else the deepest directory it shares with cwd
+    (the walk-up directory it was found in)."""
+    absolute = os.path.abspath(path)
+    root = ctx.repo_root
+    if root is not None and (absolute + os.sep).startswith(os.fspath(root).rstrip(os.sep) + os.sep):
+        return root
+    return Path(os.path.commonpath([absolute, os.fspath(ctx.cwd)]))
+
+
+def leaves_project(ctx: LoadContext, path: Path) -> bool:
+    """Whether ``path``, with every symlink resolved, lies outside :func:`project_base`."""
+    base = os.path.realpath(project_base(ctx, path))
+    real = os.path.realpath(path)
+    return not (real + os.sep).startswith(base.rstrip(os.sep) + os.sep)
+
+
+def read_text(path: Path, level: Level = "user") -> str | None:
+    """The file's text, or None when it is missing, not a regular file,
+    larger than :data:`MAX_FILE_BYTES` or unreadable (logged).
+
+    While :func:`scoped` is active, a ``project``-level file whose real path leaves the project
+    (a symlink to ``~/.aws/credentials``) is not read either and is named in the scope's warning;
+    user-level files (the agent dir, ``~/.claude`` …) are the user's own choice and may link anywhere.
+    """
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
             return None
-        return path.read_text(encoding="utf-8")
+        scope = _scope.get()
+        if level == "project" and scope is not None and leaves_project(scope.ctx, path):
+            scope.outside.append(str(path))
+            return None
+        if info.st_size > MAX_FILE_BYTES:
+            logger.warning("skipped %s: larger than %d KiB", path, MAX_FILE_BYTES // 1024)
+            return None
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         logger.warning("cannot read %s: %s", path, exc)
         return None
+    return text
 
 
 def non_empty_dir(path: Path) -> bool:
@@ -254,7 +325,7 @@ def depth_of(ctx: LoadContext, project_dir: Path) -> int:
 
 
 def context_file(provider: str, name: str, path: Path, level: Level, depth: int | None) -> ContextFile | None:
-    text = read_text(path)
+    text = read_text(path, level)
     if not text:
         return None
     where = source(provider, name, path, level)
@@ -262,7 +333,7 @@ def context_file(provider: str, name: str, path: Path, level: Level, depth: int 
 
 
 def system_prompt_file(provider: str, name: str, path: Path, level: Level) -> SystemPromptFile | None:
-    text = read_text(path)
+    text = read_text(path, level)
     if not text:
         return None
     where = source(provider, name, path, level)
@@ -281,7 +352,7 @@ def scan_skills(
     skills: list[SkillFile] = []
     for folder in folders:
         path = folder / "SKILL.md"
-        text = read_text(path)
+        text = read_text(path, level)
         if text is None:
             continue
         front, body = parse_front_matter(text)
@@ -306,7 +377,7 @@ def command_files(
     ``name`` when ``name_from_front``)."""
     found: list[CommandFile] = []
     for path in files_in(directory, (".md",)):
-        text = read_text(path)
+        text = read_text(path, level)
         if text is None:
             continue
         command = path.name.removesuffix(".md")
@@ -337,7 +408,7 @@ def rule_file(provider: str, name: str, path: Path, level: Level, rule_name: str
     The rule code (:mod:`xcsh.coding.ttsr.rules`) is imported only for a file that exists:
     providers ask for fixed paths (Windsurf's global rules) that most machines do not have.
     """
-    text = read_text(path)
+    text = read_text(path, level)
     if text is None:
         return None
     from xcsh.coding.ttsr.rules import build_rule

@@ -28,6 +28,8 @@ from xcsh.coding.discovery.base import (
     LoadContext,
     SkillFile,
     SystemPromptFile,
+    leaves_project,
+    scoped,
 )
 from xcsh.coding.discovery.providers import PROVIDERS, Provider
 
@@ -69,8 +71,14 @@ class Discovered(msgspec.Struct):
         ``.gemini``, then the agent dir, ``~/.codex``, ``~/.gemini``."""
         ctx = self.context
         candidates = [ctx.cwd / d / name for d in CONFIG_FILE_PROJECT_DIRS]
-        candidates += [ctx.agent_dir / name, *(ctx.home / d / name for d in CONFIG_FILE_USER_DIRS)]
-        return next((c for c in candidates if c.is_file()), None)
+        user = [ctx.agent_dir / name, *(ctx.home / d / name for d in CONFIG_FILE_USER_DIRS)]
+        for candidate in (*candidates, *user):
+            if candidate.is_file():
+                if candidate in candidates and leaves_project(ctx, candidate):
+                    logger.warning("skipped %s: it links outside the project (%s)", candidate, ctx.cwd)
+                    continue
+                return candidate
+        return None
 
 
 def ordered_providers(disabled: Iterable[str] = ()) -> list[Provider]:
@@ -83,12 +91,13 @@ def discover(ctx: LoadContext, *, disabled: Iterable[str] = ()) -> Discovered:
     """Ask every enabled provider and merge the answers (a failing provider is logged and skipped)."""
     result = Discovered(context=ctx)
     founds: list[Found] = []
-    for provider in ordered_providers(disabled):
-        result.providers.append(provider.id)
-        try:
-            founds.append(provider.load(ctx))
-        except Exception:  # a broken source must not stop the agent from starting
-            logger.warning("discovery provider %s failed", provider.id, exc_info=True)
+    with scoped(ctx):
+        for provider in ordered_providers(disabled):
+            result.providers.append(provider.id)
+            try:
+                founds.append(provider.load(ctx))
+            except Exception:  # a broken source must not stop the agent from starting
+                logger.warning("discovery provider %s failed", provider.id, exc_info=True)
     result.context_files = _context_files([f for found in founds for f in found.context_files])
     result.system_prompts = _first_by(
         [p for found in founds for p in found.system_prompts], lambda p: p.level

@@ -90,7 +90,7 @@ class NativeProvider(Provider):
     def _templates(self, directory: Path, level: Level) -> list[CommandFile]:
         templates: list[CommandFile] = []
         for path, group in files_below(directory, ".md"):
-            text = read_text(path)
+            text = read_text(path, level)
             if text is None:
                 continue
             where = source(self.id, self.name, path, level)
