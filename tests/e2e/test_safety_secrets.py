@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from conftest import Workspace
 from xcsh.rpc.client import RpcClient
@@ -102,3 +107,88 @@ async def test_a_user_setting_passes_provider_keys_to_tools_but_a_project_settin
         from_user = await client.bash("echo key=$FAKE_PROXY_KEY")
     assert from_project["output"].strip() == "key="
     assert from_user["output"].strip() == f"key={PROXY_KEY}"
+
+
+CLI_KEY = "sk-cli-3b5d7f9a1c2e4d6f"
+READ_PARENT = (
+    "echo parent=$(cat /proc/$PPID/comm); tr '\\0' '\\n' </proc/$PPID/environ; "
+    "tr '\\0' ' ' </proc/$PPID/cmdline; echo; echo done"
+)
+
+
+def _unprivileged(ws: Workspace, tmp: Path) -> list[str] | None:
+    """Run the agent as ``nobody`` when the tests run as root (root reads every process's
+    ``/proc`` files whatever the flag): a command for :meth:`RpcClient.spawn`, or None when
+    this machine cannot (no ``setpriv``, no system Python of our version that can see our code).
+    Not root: None, and the agent runs as the test's own user."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    system_python = Path("/usr/bin/python3")
+    if os.geteuid() != 0:
+        return None
+    if shutil.which("setpriv") is None or not system_python.exists():
+        pytest.skip("running as root without setpriv or /usr/bin/python3: root reads any /proc file")
+    for directory in (tmp, ws.agent, ws.proj, ws.sess, tmp / "home"):
+        directory.mkdir(parents=True, exist_ok=True)
+        directory.chmod(0o777)
+    src = ws.env["PYTHONPATH"]
+    ws.env["PYTHONPATH"] = os.pathsep.join(
+        [src, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    )
+    ws.env["HOME"] = str(tmp / "home")
+    command = [
+        "setpriv",
+        "--reuid",
+        "65534",
+        "--regid",
+        "65534",
+        "--clear-groups",
+        "--",
+        str(system_python),
+        "-P",
+    ]
+    probe = subprocess.run(
+        [
+            *command,
+            "-c",
+            f"import sys, xcsh.cli.main; sys.exit(sys.version_info[:2] != {sys.version_info[:2]})",
+        ],
+        env=ws.env,
+        cwd=ws.proj,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if probe.returncode != 0:
+        pytest.skip("running as root and cannot run the agent as nobody here: root reads any /proc file")
+    return [*command, "-m", "xcsh"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="Linux /proc only")
+async def test_a_tool_command_cannot_read_the_keys_from_the_agents_proc_environ_or_cmdline(
+    fake_llm: FakeLLM,
+) -> None:
+    # a root of our own (pytest's base folder is 0700: "nobody" could not enter it)
+    root = Path(tempfile.mkdtemp(prefix="xcsh-dumpable-"))
+    try:
+        root.chmod(0o711)
+        workspace = Workspace(root / "ws", fake_llm.base_url)
+        _setup(workspace, fake_llm.base_url)
+        command = _unprivileged(workspace, root / "ws")
+        fake_llm.script(script.tool_calls(("b1", "bash", {"command": READ_PARENT})), script.text("done"))
+        args = [*_args(workspace), "--api-key", CLI_KEY]
+        async with RpcClient.spawn(
+            args=args, cwd=workspace.proj, env=workspace.env, command=command
+        ) as client:
+            frames = await client.prompt_and_wait("read your parent's environment")
+            typed = (await client.bash(READ_PARENT))["output"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    result = next(f for f in frames if f["type"] == "tool_execution_end")["result"]["content"][0]["text"]
+    for output in (result, typed):
+        assert "parent=python" in output and "done" in output  # the commands ran, as the agent's children
+        assert "Permission denied" in output
+        for secret in (*SECRETS, CLI_KEY):
+            assert secret not in output

@@ -120,7 +120,9 @@ async def test_only_xcsh_holds_the_watchdog_s_pipe_and_the_watchdog_has_nothing_
     workspace: Workspace,
 ) -> None:
     pidfile = workspace.proj / "pids"
-    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
+    # this test lists xcsh's own fds: a non-dumpable xcsh's /proc/<pid>/fd is root's to read
+    env = {**workspace.env, "XCSH_DUMPABLE": "1"}
+    client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=env)
     command = f"sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}"
     assert (await client.request({"type": "bash", "command": command}))["success"]
     (child,) = read_pids(pidfile, 1)

@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["rpc-schema"]:
         return _print_rpc_schema(argv[1:])
     args = parse_args(argv)
+    if args.api_key:
+        from xcsh.coding.secrets import hide_from_cmdline
+
+        hide_from_cmdline(args.api_key)  # ps shows every process's command line to every user
     from xcsh.modes.rpc import gc_pause
 
     if args.mode == "rpc":

@@ -17,7 +17,9 @@ The same quiet moment also imports what the first ``get_state`` answer did not n
 (:data:`DEFERRED`: the agent loop, the commands' TypedDicts and their validation, compaction's
 checks, the built-in tools' implementations;
 docs/performance.md, profile 19): one module per turn of the event loop, so a command that
-arrives meanwhile waits for at most one module's import.
+arrives meanwhile waits for at most one module's import. After the last one the process makes
+itself non-dumpable (:func:`xcsh.coding.secrets.forbid_dumps`; the first tool process would
+otherwise do it).
 """
 
 from __future__ import annotations
@@ -94,6 +96,10 @@ def wire(server: RpcServer) -> None:
             logger.debug("warm-up could not import %s", name, exc_info=True)
         if deferred_left:
             asyncio.get_running_loop().call_soon(import_deferred)
+        else:
+            from xcsh.coding.secrets import forbid_dumps
+
+            forbid_dumps()  # after what a prompt needs: the ctypes import (~2 ms) is last
 
     def when_quiet() -> None:
         nonlocal timer
