@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from coding.session_helpers import fake_session, record, run_prompt
-from xcsh.ai.errors import is_transport_failure
+from xcsh.ai.errors import is_transport_failure, retry_hint_ms
 from xcsh.coding.retry import RetryHandler, backoff_delay_ms, install_retry
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
@@ -57,6 +57,16 @@ def test_backoff_doubles_from_the_base_delay_and_longer_hints_win() -> None:
     assert backoff_delay_ms(1, 50, "429 (retry-after-ms: 120)") == 120
     assert backoff_delay_ms(6, 2000, "overloaded", 16000) == 16000  # capped
     assert backoff_delay_ms(6, 2000, "429 (retry-after: 60)", 16000) == 60000  # a hint is honoured whole
+
+
+def test_absolute_retry_hints_become_the_time_left() -> None:
+    now = 1_796_194_200.0  # 2026-12-02T06:50:00Z
+    assert retry_hint_ms("429 (retry-after: Wed, 02 Dec 2026 06:50:30 GMT)", now_s=now) == 30_000
+    assert retry_hint_ms("429 (retry-after: Wed, 02 Dec 2026 06:49:00 GMT)", now_s=now) == 0  # already past
+    assert retry_hint_ms("429 (x-ratelimit-reset: 1796194245)", now_s=now) == 45_000  # epoch seconds
+    assert retry_hint_ms("429 (x-ratelimit-reset: 1796194212000)", now_s=now) == 12_000  # epoch ms
+    assert retry_hint_ms("429 (x-ratelimit-reset-ms: 1796194201500)", now_s=now) == 1_500
+    assert retry_hint_ms("429 (retry-after: Wed, 99 Foo 2026 99:99:99 GMT)", now_s=now) is None
 
 
 def test_transport_failures_are_told_from_other_retryable_errors() -> None:

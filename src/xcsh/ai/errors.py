@@ -77,10 +77,16 @@ _HINT_RES = [
 ]
 
 
+_HTTP_DATE_RE = re.compile(
+    r"retry-after:\s*([A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT)", re.I
+)
+
+
 def retry_hint_ms(error_message: str, *, now_s: float | None = None) -> int | None:
     """The delay a provider asked for, in ms, read from hint text in the error message.
 
-    Absolute epoch values (``x-ratelimit-reset``) become the remaining duration.
+    Absolute values (an epoch ``x-ratelimit-reset`` in seconds or ms, a ``retry-after``
+    HTTP date) become the remaining duration.
     """
     import time
 
@@ -89,12 +95,20 @@ def retry_hint_ms(error_message: str, *, now_s: float | None = None) -> int | No
         match = pattern.search(error_message)
         if match:
             value = float(match.group(1))
+            if value > 1_000_000_000_000:  # absolute epoch ms
+                return int(max(0.0, value - now * 1000))
             if scale == 1000.0 and value > 1_000_000_000:  # absolute epoch seconds
                 value = max(0.0, value - now)
-            elif scale == 1.0 and value > 1_000_000_000_000:  # absolute epoch ms
-                value = max(0.0, value - now * 1000) / 1000
-                scale = 1000.0
             return int(value * scale)
+    dated = _HTTP_DATE_RE.search(error_message)
+    if dated:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(dated.group(1)).timestamp()
+        except (TypeError, ValueError):
+            return None
+        return int(max(0.0, when - now) * 1000)
     return None
 
 
@@ -130,7 +144,7 @@ def describe_error(
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     hints = []
-    for name in ("retry-after-ms", "retry-after", "x-ratelimit-reset-ms"):
+    for name in ("retry-after-ms", "retry-after", "x-ratelimit-reset-ms", "x-ratelimit-reset"):
         value = _header(headers, name) if headers is not None else None
         if value:
             hints.append(f"{name}: {value}")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from xcsh.agent.types import AgentEvent, AgentMessage
     from xcsh.coding.options import StartupOptions
     from xcsh.coding.session import AgentSession
+    from xcsh.coding.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,42 @@ class CancellableSleep:
         return True
 
 
+class RetryPolicy(msgspec.Struct, frozen=True):
+    """The ``retry.*`` settings as one value: whether to retry, the budgets, the back-off bounds.
+
+    Shared by the run's retry handler and by compaction's summary calls, so both classify
+    and space their retries alike (agent-behaviour §6, §7.4).
+    """
+
+    enabled: bool
+    max_retries: int
+    transient_max_retries: int
+    base_delay_ms: int
+    max_delay_ms: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RetryPolicy:
+        max_retries = max(0, settings.get_int("retry.maxRetries", 3))
+        base_delay_ms = max(0, settings.get_int("retry.baseDelayMs", 2000))
+        return cls(
+            enabled=auto_retry_enabled(settings),
+            max_retries=max_retries,
+            transient_max_retries=max(max_retries, settings.get_int("retry.transientMaxRetries", 8)),
+            base_delay_ms=base_delay_ms,
+            max_delay_ms=max(base_delay_ms, settings.get_int("retry.maxDelayMs", 16000)),
+        )
+
+    def budget_for(self, error_message: str) -> int:
+        """Retries allowed for a chain whose latest error is ``error_message``."""
+        from xcsh.ai.errors import is_transport_failure
+
+        return self.transient_max_retries if is_transport_failure(error_message) else self.max_retries
+
+    def delay_ms(self, attempt: int, error_message: str) -> int:
+        """The back-off before retry number ``attempt`` (1-based) of ``error_message``."""
+        return backoff_delay_ms(attempt, self.base_delay_ms, error_message, self.max_delay_ms)
+
+
 class RetryHandler:
     """The auto-retry post-run handler of one session.
 
@@ -103,30 +140,9 @@ class RetryHandler:
 
     # ---- settings ------------------------------------------------------------------------
     @property
-    def enabled(self) -> bool:
-        return auto_retry_enabled(self._session.settings)
-
-    @property
-    def max_retries(self) -> int:
-        return max(0, self._session.settings.get_int("retry.maxRetries", 3))
-
-    @property
-    def transient_max_retries(self) -> int:
-        return max(self.max_retries, self._session.settings.get_int("retry.transientMaxRetries", 8))
-
-    def budget_for(self, error_message: str) -> int:
-        """Retries allowed for a chain whose latest error is ``error_message``."""
-        from xcsh.ai.errors import is_transport_failure
-
-        return self.transient_max_retries if is_transport_failure(error_message) else self.max_retries
-
-    @property
-    def base_delay_ms(self) -> int:
-        return max(0, self._session.settings.get_int("retry.baseDelayMs", 2000))
-
-    @property
-    def max_delay_ms(self) -> int:
-        return max(self.base_delay_ms, self._session.settings.get_int("retry.maxDelayMs", 16000))
+    def policy(self) -> RetryPolicy:
+        """The retry settings as they are now (read at each decision: they can change mid-session)."""
+        return RetryPolicy.from_settings(self._session.settings)
 
     @property
     def is_sleeping(self) -> bool:
@@ -152,16 +168,17 @@ class RetryHandler:
         error = message.get("errorMessage") or ""
         from xcsh.ai.errors import is_retryable  # its patterns compile on import: only on an error
 
-        if not self.enabled or not is_retryable(error):
+        policy = self.policy
+        if not policy.enabled or not is_retryable(error):
             self._finish(error)
             return None
-        budget = self.budget_for(error)
+        budget = policy.budget_for(error)
         self.attempt += 1
         if self.attempt > budget:
             self.attempt = budget
             self._finish(error)
             return None
-        delay_ms = backoff_delay_ms(self.attempt, self.base_delay_ms, error, self.max_delay_ms)
+        delay_ms = policy.delay_ms(self.attempt, error)
         session.emit(
             {
                 "type": "auto_retry_start",

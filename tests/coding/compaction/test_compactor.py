@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from coding.session_helpers import fake_session, record, run_prompt
-from xcsh.coding.compaction.compactor import compactor_for, install_compaction
+from xcsh.coding.compaction.compactor import compact_now, compactor_for, install_compaction
 from xcsh.coding.messages import user_message
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.store import SessionStore
@@ -154,6 +154,125 @@ async def test_installing_again_replaces_the_compactor_in_every_hook(session: Ag
     owners = [getattr(check, "__self__", None) for check in session.hooks.pre_prompt_checks()]
     assert new in owners and old not in owners
     assert new in session.hooks.after_run_hooks() and old not in session.hooks.after_run_hooks()
+
+
+# ---------------------------------------------------------------------------- summary calls retry
+
+
+@pytest.fixture
+def retrying(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[tuple[AgentSession, list[float]]]:
+    """A session with retries on (1 s base back-off) whose compactor records its sleeps instead of waiting."""
+    built = fake_session(tmp_path, fake_llm.base_url, config="retry:\n  baseDelayMs: 1000\n")
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    install_compaction(built, sleep=sleep)
+    yield built, slept
+    built.shutdown()
+
+
+async def test_a_transient_failure_of_a_summary_call_is_retried_after_the_back_off(
+    retrying: tuple[AgentSession, list[float]], fake_llm: FakeLLM
+) -> None:
+    session, slept = retrying
+    events = record(session)
+    fake_llm.script(
+        script.text("big answer", usage=BIG),
+        script.http_error(529, "Overloaded"),
+        script.http_error(503, "upstream unavailable"),
+        script.text("PREFIX"),
+        script.text("SHORT"),
+    )
+    session.settings.override("compaction.autoContinue", False)
+    await run_prompt(session, "work?")
+    end = compaction_events(events)[-1]
+    assert "errorMessage" not in end and end["result"]["shortSummary"] == "SHORT"
+    assert slept == [1.0, 2.0]  # the run's back-off: base x 2^(attempt-1)
+    assert len(fake_llm.requests) == 5
+    assert not any(e["type"].startswith("auto_retry") for e in events)  # summary calls are silent
+    assert any(e["type"] == "compaction" for e in session.store.entries)
+
+
+async def test_a_summary_call_failing_past_the_retry_budget_fails_the_compaction(
+    retrying: tuple[AgentSession, list[float]], fake_llm: FakeLLM
+) -> None:
+    session, slept = retrying
+    session.settings.override("retry.transientMaxRetries", 3)
+    events = record(session)
+    fake_llm.script(script.text("big answer", usage=BIG), *[script.http_error(529, "Overloaded")] * 4)
+    await run_prompt(session, "work?")
+    end = compaction_events(events)[-1]
+    assert end["errorMessage"].startswith("Auto-compaction failed: Turn prefix summarization failed: 529")
+    assert slept == [1.0, 2.0, 4.0] and len(fake_llm.requests) == 5
+
+
+async def test_a_summary_call_is_not_retried_when_the_wait_asked_for_is_past_thirty_seconds(
+    retrying: tuple[AgentSession, list[float]], fake_llm: FakeLLM
+) -> None:
+    session, slept = retrying
+    events = record(session)
+    fake_llm.script(script.text("big answer", usage=BIG), script.http_error(429, "slow down", retry_after=31))
+    await run_prompt(session, "work?")
+    assert compaction_events(events)[-1]["errorMessage"].startswith("Auto-compaction failed:")
+    assert slept == [] and len(fake_llm.requests) == 2
+
+
+async def test_a_summary_call_is_not_retried_with_auto_retry_off(
+    retrying: tuple[AgentSession, list[float]], fake_llm: FakeLLM
+) -> None:
+    session, slept = retrying
+    session.settings.override("retry.enabled", False)
+    fake_llm.script(script.text("big answer", usage=BIG), script.http_error(529, "Overloaded"))
+    await run_prompt(session, "work?")
+    assert slept == [] and len(fake_llm.requests) == 2
+
+
+async def test_abort_during_a_summary_back_off_reports_the_compaction_aborted(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    session = fake_session(tmp_path, fake_llm.base_url, config="retry:\n  baseDelayMs: 1000\n")
+    waiting = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        waiting.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    install_compaction(session, sleep=sleep)
+    events = record(session)
+    fake_llm.script(script.text("big answer", usage=BIG), script.http_error(529, "Overloaded"))
+    try:
+        task = session.start_prompt("work?")
+        assert task is not None
+        async with asyncio.timeout(5):
+            await waiting.wait()
+            await session.abort()
+            await task
+        assert compaction_events(events)[-1] == {
+            "type": "auto_compaction_end",
+            "action": "context-full",
+            "aborted": True,
+            "willRetry": False,
+        }
+        assert session.is_compacting is False and len(fake_llm.requests) == 2
+    finally:
+        session.shutdown()
+
+
+async def test_a_manual_compact_retries_a_transient_failure_too(
+    retrying: tuple[AgentSession, list[float]], fake_llm: FakeLLM
+) -> None:
+    session, slept = retrying
+    session.settings.override("compaction.enabled", False)
+    session.settings.override("compaction.keepRecentTokens", 10)
+    fake_llm.script(script.text("first answer"), script.text("second answer"))
+    await run_prompt(session, "work?")
+    await run_prompt(session, "more work?")
+    fake_llm.script(script.cut("partial"), script.text("SUMMARY"), script.text("SHORT"))
+    async with asyncio.timeout(10):
+        result = await compact_now(session, None)
+    assert "SUMMARY" in result["summary"] and slept == [1.0]
 
 
 # ---------------------------------------------------------------------------- pruning and review fixes

@@ -36,7 +36,7 @@ from xcsh.coding.compaction.errors import (
 )
 from xcsh.coding.hooks import RunAction
 from xcsh.coding.messages import developer_message, last_assistant
-from xcsh.coding.retry import CancellableSleep
+from xcsh.coding.retry import CancellableSleep, RetryPolicy
 from xcsh.coding.sessions.entries import SessionError
 from xcsh.coding.sessions.store import SessionWriteError
 
@@ -161,6 +161,8 @@ class Compactor:
             api_key=api_key,
             reserve_tokens=session.settings.get_int("compaction.reserveTokens", 16384),
             signal=controller.signal,
+            retry=RetryPolicy.from_settings(session.settings),
+            sleep=self._pause,
         )
         try:
             result = await summarizer.summarize(preparation, custom_instructions)

@@ -6,13 +6,18 @@ Up to three calls, all with the summariser system prompt and high reasoning effo
 the history summary, the turn-prefix summary (only when a turn is split), and a
 2–3 sentence short summary of the kept messages. They run one after another so the
 order of requests is deterministic.
+
+A call that fails with a transient error (same classification and back-off as a run's
+retries, §6) is tried again, silently, within the retry budget; a back-off longer than
+:data:`MAX_SUMMARY_RETRY_DELAY_MS` ends the compaction instead (§7.4: with no fallback
+candidate, "skip to the next candidate" is a failure).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -26,11 +31,13 @@ from xcsh.coding.compaction.errors import (
 )
 from xcsh.coding.compaction.prepare import CompactionPreparation
 from xcsh.coding.messages import convert_to_llm, now_ms
+from xcsh.coding.retry import RetryPolicy
 from xcsh.coding.sessions.context import content_text
 
 TOOL_RESULT_LIMIT = 2000
 MAX_LISTED_FILES = 20
 NO_PRIOR_HISTORY = "No prior history."
+MAX_SUMMARY_RETRY_DELAY_MS = 30_000
 SPLIT_TURN_HEADER = "**Turn Context (split turn):**"
 
 SUMMARIZER_SYSTEM_PROMPT = (
@@ -213,12 +220,18 @@ def with_file_operations(summary: str, read_files: list[str], modified_files: li
 
 @dataclass(slots=True, kw_only=True)
 class Summarizer:
-    """Runs the summariser calls against ``model`` with ``api_key``; ``signal`` aborts them."""
+    """Runs the summariser calls against ``model`` with ``api_key``; ``signal`` aborts them.
+
+    With ``retry`` (enabled), a transient failure is retried after ``sleep`` (seconds; returns
+    False when the wait was cancelled, which cancels the compaction).
+    """
 
     model: Model
     api_key: str | None
     reserve_tokens: int
     signal: AbortSignal | None = None
+    retry: RetryPolicy | None = None
+    sleep: Callable[[float], Awaitable[bool]] | None = None
 
     async def _call(self, prompt: str, max_tokens: int, failure: str) -> str:
         from xcsh.ai.registry import complete
@@ -232,12 +245,37 @@ class Summarizer:
         options = StreamOptions(
             api_key=self.api_key, signal=self.signal, max_tokens=max(1, max_tokens), reasoning="high"
         )
-        reply = await complete(self.model, context, options)
-        if reply["stopReason"] == "aborted" or (self.signal is not None and self.signal.aborted):
-            raise CompactionCancelledError()
-        if reply["stopReason"] == "error":
-            raise CompactionError(f"{failure}: {reply.get('errorMessage') or 'Unknown error'}")
-        return "\n".join(b["text"] for b in reply["content"] if b["type"] == "text")
+        attempt = 0
+        while True:
+            reply = await complete(self.model, context, options)
+            if reply["stopReason"] == "aborted" or self._aborted:
+                raise CompactionCancelledError()
+            if reply["stopReason"] != "error":
+                return "\n".join(b["text"] for b in reply["content"] if b["type"] == "text")
+            error = reply.get("errorMessage") or "Unknown error"
+            attempt += 1
+            delay_ms = self._retry_delay_ms(attempt, error)
+            if delay_ms is None:
+                raise CompactionError(f"{failure}: {error}")
+            assert self.sleep is not None
+            if not await self.sleep(delay_ms / 1000) or self._aborted:
+                raise CompactionCancelledError()
+
+    @property
+    def _aborted(self) -> bool:
+        return self.signal is not None and self.signal.aborted
+
+    def _retry_delay_ms(self, attempt: int, error: str) -> int | None:
+        """The back-off before retry ``attempt`` of ``error``; None when it is not retried."""
+        policy = self.retry
+        if policy is None or self.sleep is None or not policy.enabled:
+            return None
+        from xcsh.ai.errors import is_retryable  # its patterns compile on import: only on an error
+
+        if not is_retryable(error) or attempt > policy.budget_for(error):
+            return None
+        delay_ms = policy.delay_ms(attempt, error)
+        return delay_ms if delay_ms <= MAX_SUMMARY_RETRY_DELAY_MS else None
 
     async def history(
         self, messages: Sequence[AgentMessage], previous_summary: str | None, custom_instructions: str | None
