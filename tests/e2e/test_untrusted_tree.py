@@ -181,3 +181,44 @@ async def test_context_files_system_md_skills_and_commands_linking_out_of_the_re
     [notice] = [line for line in stderr.splitlines() if "link outside the project" in line]
     assert str(repo / "AGENTS.md") in notice and "leak.md" in notice and "SKILL.md" in notice
     assert "SYSTEM.md" in stderr and "SECRET-FROM-OUTSIDE" not in stderr
+
+
+async def test_started_in_home_xcsh_works_in_a_private_folder_never_the_shared_tmp(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    workspace.env["HOME"] = str(home)
+    client = await _start(workspace, cwd=home)
+    try:
+        prompt = (await asyncio.wait_for(client.get_state(), 60))["systemPrompt"]
+    finally:
+        stderr = await _stderr_after_close(client)
+    private = home / ".xcsh" / "tmp"
+    assert f"Current working directory: {private}" in prompt
+    assert private.stat().st_mode & 0o777 == 0o700
+    assert f"working in {private}" in stderr
+
+
+async def test_project_files_in_a_folder_every_user_can_write_are_skipped_with_a_notice(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"  # like /tmp: anyone may plant files here
+    (shared / ".xcsh" / "commands").mkdir(parents=True)
+    (shared / "AGENTS.md").write_text("PLANTED-CONTEXT\n")
+    (shared / ".xcsh" / "SYSTEM.md").write_text("PLANTED-SYSTEM\n")
+    (shared / ".xcsh" / "commands" / "planted.md").write_text("PLANTED-COMMAND\n")
+    (shared / ".xcsh" / "config.yml").write_text("steeringMode: all\n")
+    shared.chmod(0o777)
+    client = await _start(workspace, cwd=shared)
+    try:
+        state = await asyncio.wait_for(client.get_state(), 60)
+        names = [c["name"] for c in await client.get_commands()]
+    finally:
+        stderr = await _stderr_after_close(client)
+        shared.chmod(0o755)
+    assert "PLANTED" not in state["systemPrompt"]
+    assert "planted" not in names
+    assert state["steeringMode"] != "all"
+    assert "other users control" in stderr and "writable by every user" in stderr
+    assert f"skipped {shared / '.xcsh' / 'config.yml'}" in stderr

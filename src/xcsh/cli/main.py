@@ -185,22 +185,34 @@ def _model_roles(args: CliArgs) -> dict[str, str]:
 
 def _working_dir(allow_home: bool) -> Path:
     """The session's cwd. Started in the home directory, the reference moves to a temp dir
-    (``~/tmp``, ``/tmp``, ``/var/tmp``, the system temp dir) unless ``--allow-home`` is given."""
+    unless ``--allow-home`` is given; we move to ``~/tmp`` when it is the user's own folder, else
+    to ``~/.xcsh/tmp`` (created ``0700``), never to a shared ``/tmp`` whose files other users
+    place (docs/decisions.md, "Started in the home directory")."""
     cwd = Path.cwd()
     if allow_home:
         return cwd
     try:
-        if cwd.resolve() != Path.home().resolve():
+        home = Path.home()
+        if cwd.resolve() != home.resolve():
             return cwd
     except (OSError, RuntimeError):
         return cwd
-    import tempfile  # only here: not paid by every start-up
+    from xcsh.coding.private_fs import foreign_directory, make_private_dirs
 
-    for candidate in (Path.home() / "tmp", Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir())):
-        if candidate.is_dir() and candidate.resolve() != cwd.resolve():
-            note(f"started in the home directory; working in {candidate} (--allow-home to stay)")
-            return candidate
-    return cwd
+    own_tmp = home / "tmp"
+    if own_tmp.is_dir() and foreign_directory(own_tmp) is None and own_tmp.resolve() != cwd.resolve():
+        candidate = own_tmp
+    else:
+        candidate = home / ".xcsh" / "tmp"
+        try:
+            make_private_dirs(candidate)
+        except OSError as exc:
+            note(f"started in the home directory; cannot create {candidate} ({exc.strerror}): staying")
+            return cwd
+        if foreign_directory(candidate) is not None:
+            return cwd
+    note(f"started in the home directory; working in {candidate} (--allow-home to stay)")
+    return candidate
 
 
 def _export(source: str, output: str | None) -> int:

@@ -138,3 +138,22 @@ def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool
     if sync_dir:
         fsync_dir(path.parent)
     return result
+
+
+def foreign_directory(path: Path) -> str | None:
+    """Why ``path`` is a directory someone else controls, or None when it is the user's own.
+
+    Foreign: writable by every user (``/tmp``, ``/var/tmp``, sticky bit or not), or owned by
+    another user than this process's or root (as git's ``safe.directory`` check; root's own
+    directories such as ``/`` or ``/srv`` are not foreign: only root could write there). A
+    path that cannot be examined is not called foreign (the caller's read then fails on its own).
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_mode & stat.S_IWOTH:
+        return "writable by every user"
+    if info.st_uid not in (os.geteuid(), 0):
+        return f"owned by another user (uid {info.st_uid})"
+    return None

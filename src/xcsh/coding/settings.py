@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from xcsh.coding.private_fs import make_private_dirs, open_private, write_private_file
+from xcsh.coding.private_fs import foreign_directory, make_private_dirs, open_private, write_private_file
 from xcsh.coding.yaml_cache import cache_dir_for, read_yaml_file
 from xcsh.coding.yaml_cache import forget as forget_cached_yaml
 from xcsh.coding.yaml_load import safe_load
@@ -217,7 +217,16 @@ class Settings:
 
     @classmethod
     def load(cls, agent_dir: Path, cwd: Path | None = None) -> Settings:
+        """The user's settings and, unless its folder is controlled by another user (``/tmp``,
+        :func:`xcsh.coding.private_fs.foreign_directory`; then a warning), cwd's ``.xcsh/config.yml``."""
         project = cwd / ".xcsh" / "config.yml" if cwd is not None else None
+        if project is not None and project.is_file():
+            for folder in (project.parent, project.parent.parent):
+                reason = foreign_directory(folder)
+                if reason is not None:
+                    logger.warning("skipped %s: %s is %s, not yours", project, folder, reason)
+                    project = None
+                    break
         return cls(
             user_file=agent_dir / "config.yml", project_file=project, cache_dir=cache_dir_for(agent_dir)
         )

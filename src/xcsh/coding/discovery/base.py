@@ -20,6 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from xcsh.coding.discovery.frontmatter import parse_front_matter
+from xcsh.coding.private_fs import foreign_directory
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +175,25 @@ class _Scope(msgspec.Struct):
 
     ctx: LoadContext
     outside: list[str] = msgspec.field(default_factory=list)
+    foreign: list[str] = msgspec.field(default_factory=list)
+    verdicts: dict[str, str | None] = msgspec.field(default_factory=dict)
+    """Directory → why it is foreign (None: the user's own), so each is examined once."""
+
+    def foreign_reason(self, path: Path) -> str | None:
+        """Why a directory between the project base and ``path`` is someone else's, or None."""
+        base = project_base(self.ctx, path)
+        directory = Path(os.path.abspath(path)).parent
+        chain = [directory]
+        while directory != base and directory.parent != directory:
+            directory = directory.parent
+            chain.append(directory)
+        for folder in chain:
+            key = os.fspath(folder)
+            if key not in self.verdicts:
+                self.verdicts[key] = foreign_directory(folder)
+            if self.verdicts[key] is not None:
+                return f"{key} is {self.verdicts[key]}"
+        return None
 
 
 _scope: ContextVar[_Scope | None] = ContextVar("xcsh_discovery_scope", default=None)
@@ -195,6 +215,10 @@ def scoped(ctx: LoadContext) -> Iterator[None]:
                 project_base(ctx, ctx.cwd),
                 ", ".join(scope.outside),
             )
+        if scope.foreign:
+            logger.warning(
+                "skipped project files in directories other users control: %s", "; ".join(scope.foreign)
+            )
 
 
 def project_base(ctx: LoadContext, path: Path) -> Path:
@@ -215,12 +239,23 @@ def leaves_project(ctx: LoadContext, path: Path) -> bool:
     return not (real + os.sep).startswith(base.rstrip(os.sep) + os.sep)
 
 
+def project_file_refused(ctx: LoadContext, path: Path) -> str | None:
+    """Why the project-level file ``path`` is not read (it links out of the project, or lies in
+    a directory another user controls), or None."""
+    if leaves_project(ctx, path):
+        return f"it links outside the project ({project_base(ctx, path)})"
+    reason = _Scope(ctx=ctx).foreign_reason(path)
+    return f"{reason}, not yours" if reason is not None else None
+
+
 def read_text(path: Path, level: Level = "user") -> str | None:
     """The file's text, or None when it is missing, not a regular file,
     larger than :data:`MAX_FILE_BYTES` or unreadable (logged).
 
     While :func:`scoped` is active, a ``project``-level file whose real path leaves the project
-    (a symlink to ``~/.aws/credentials``) is not read either and is named in the scope's warning;
+    (a symlink to ``~/.aws/credentials``), or that lies in a directory another user controls
+    (:func:`xcsh.coding.private_fs.foreign_directory`: ``/tmp``, ``/``'s world-writable
+    children, another user's folder) is not read either and is named in the scope's warning;
     user-level files (the agent dir, ``~/.claude`` …) are the user's own choice and may link anywhere.
     """
     try:
@@ -228,9 +263,14 @@ def read_text(path: Path, level: Level = "user") -> str | None:
         if not stat.S_ISREG(info.st_mode):
             return None
         scope = _scope.get()
-        if level == "project" and scope is not None and leaves_project(scope.ctx, path):
-            scope.outside.append(str(path))
-            return None
+        if level == "project" and scope is not None:
+            if leaves_project(scope.ctx, path):
+                scope.outside.append(str(path))
+                return None
+            foreign = scope.foreign_reason(path)
+            if foreign is not None:
+                scope.foreign.append(f"{path} ({foreign})")
+                return None
         if info.st_size > MAX_FILE_BYTES:
             logger.warning("skipped %s: larger than %d KiB", path, MAX_FILE_BYTES // 1024)
             return None

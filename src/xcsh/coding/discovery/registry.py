@@ -28,7 +28,7 @@ from xcsh.coding.discovery.base import (
     LoadContext,
     SkillFile,
     SystemPromptFile,
-    leaves_project,
+    project_file_refused,
     scoped,
 )
 from xcsh.coding.discovery.providers import PROVIDERS, Provider
@@ -74,8 +74,9 @@ class Discovered(msgspec.Struct):
         user = [ctx.agent_dir / name, *(ctx.home / d / name for d in CONFIG_FILE_USER_DIRS)]
         for candidate in (*candidates, *user):
             if candidate.is_file():
-                if candidate in candidates and leaves_project(ctx, candidate):
-                    logger.warning("skipped %s: it links outside the project (%s)", candidate, ctx.cwd)
+                refused = project_file_refused(ctx, candidate) if candidate in candidates else None
+                if refused is not None:
+                    logger.warning("skipped %s: %s", candidate, refused)
                     continue
                 return candidate
         return None
