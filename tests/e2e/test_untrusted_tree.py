@@ -222,3 +222,40 @@ async def test_project_files_in_a_folder_every_user_can_write_are_skipped_with_a
     assert state["steeringMode"] != "all"
     assert "other users control" in stderr and "writable by every user" in stderr
     assert f"skipped {shared / '.xcsh' / 'config.yml'}" in stderr
+
+
+async def test_an_untrusted_project_cannot_change_the_model_or_thinking_level_and_the_notice_says_so(
+    workspace: Workspace,
+) -> None:
+    workspace.config("modelRoles:\n  default: fake/fake-model\n")
+    config = workspace.proj / ".xcsh" / "config.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "steeringMode: all\nmodelRoles:\n  default: fake/fake-reasoner\ndefaultThinkingLevel: high\n"
+        "enabledModels: [fake/fake-reasoner]\n"
+    )
+
+    async def state_and_stderr(*extra: str) -> tuple[dict[str, object], str]:
+        client = await RpcClient.start(
+            args=["--no-session", *extra],
+            cwd=workspace.proj,
+            env=workspace.env,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            state = await asyncio.wait_for(client.get_state(), 60)
+        finally:
+            stderr = await _stderr_after_close(client)
+        return dict(state), stderr
+
+    state, stderr = await state_and_stderr()
+    assert state["model"]["id"] == "fake-model"  # type: ignore[index]
+    assert state["steeringMode"] == "all"  # harmless project settings still apply
+    [notice] = [line for line in stderr.splitlines() if "skipped project code" in line]
+    assert "modelRoles.default" in notice and "defaultThinkingLevel" in notice and "enabledModels" in notice
+    assert "--trust" in notice
+
+    state, stderr = await state_and_stderr("--trust")  # the user's consent: the project's choice applies
+    assert state["model"]["id"] == "fake-reasoner"  # type: ignore[index]
+    assert state["thinkingLevel"] == "high"
+    assert "skipped project code" not in stderr

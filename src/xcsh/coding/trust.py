@@ -35,8 +35,18 @@ STORE_NAME = "trust.json"
 PROJECT_EXTENSIONS = Path(".xcsh") / "extensions"
 PROJECT_SETTINGS = Path(".xcsh") / "config.yml"
 PROJECTS_SETTING = "trust.projects"
+# Project settings that choose the model or its thinking: an untrusted repository must not move
+# the user from a local model to a cloud provider (their code would leave the machine) or to a
+# costlier model or level without their say (docs/decisions.md, "Model settings of a project").
+MODEL_SETTINGS = (
+    "modelRoles",
+    "enabledModels",
+    "task.agentModelOverrides",
+    "defaultThinkingLevel",
+    "thinkingBudgets",
+)
 # Project settings honoured only in a trusted directory (dotted prefixes).
-PROTECTED_SETTINGS = ("bash.environment", "approvals", "tools.passProviderKeys", "trust")
+PROTECTED_SETTINGS = ("bash.environment", "approvals", "tools.passProviderKeys", "trust", *MODEL_SETTINGS)
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 
 
