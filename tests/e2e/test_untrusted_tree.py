@@ -259,3 +259,27 @@ async def test_an_untrusted_project_cannot_change_the_model_or_thinking_level_an
     assert state["model"]["id"] == "fake-reasoner"  # type: ignore[index]
     assert state["thinkingLevel"] == "high"
     assert "skipped project code" not in stderr
+
+
+async def test_continue_and_list_sessions_keep_to_this_directory_when_another_path_encodes_the_same(
+    workspace: Workspace, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    nested, dashed = tmp_path / "a" / "b", tmp_path / "a-b"  # both encode as ...-a-b--
+    nested.mkdir(parents=True)
+    dashed.mkdir()
+    fake_llm.script(script.text("answer about project a/b"))
+    args = ["--model", "fake/fake-model", "--no-tools"]
+    async with RpcClient.spawn(args=args, cwd=nested, env=workspace.env) as client:
+        await client.prompt_and_wait("private prompt in project a/b", timeout=60)
+        first = (await client.get_state())["sessionFile"]
+    async with RpcClient.spawn(args=[*args, "--continue"], cwd=dashed, env=workspace.env) as client:
+        state = await asyncio.wait_for(client.get_state(), 60)
+        messages = await client.get_messages()
+        listed = await client.list_sessions()
+        everything = await client.list_sessions("all")
+    assert state["sessionFile"] != first and messages == []
+    assert first not in [s["path"] for s in listed]
+    assert first in [s["path"] for s in everything]  # still listed for all projects
+    async with RpcClient.spawn(args=[*args, "--continue"], cwd=nested, env=workspace.env) as client:
+        assert (await client.get_state())["sessionFile"] == first  # its own directory continues it
+        assert [s["path"] for s in await client.list_sessions()] == [first]

@@ -254,7 +254,8 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
             store = SessionStore.open(path, cwd_for_new=options.cwd, blob_dir=blob_dir)
             return store, bool(store.entries)
         if options.continue_session:
-            recent = find_most_recent(directory)
+            # in the per-project folder, only this cwd's sessions: another path may encode the same
+            recent = find_most_recent(directory, options.cwd if options.session_dir is None else None)
             if recent is not None:
                 store = SessionStore.open(recent, cwd_for_new=options.cwd, blob_dir=blob_dir)
                 return store, bool(store.entries)

@@ -40,7 +40,7 @@ def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -
     """``list_sessions``: stored sessions of the cwd (or of every project), newest first."""
     from xcsh.coding.paths import sessions_root
     from xcsh.coding.sessions.info_cache import cache_path_for
-    from xcsh.coding.sessions.listing import list_all_sessions, list_sessions, session_dir_for
+    from xcsh.coding.sessions.listing import list_all_sessions, list_sessions, same_project, session_dir_for
 
     configured = session.config.session_dir
     cache_file = cache_path_for(session.config.agent_dir)
@@ -50,6 +50,8 @@ def list_sessions(session: AgentSession, scope: Literal["cwd", "all"] = "cwd") -
         infos = list_sessions(
             configured or session_dir_for(session.cwd, sessions_root()), cache_file=cache_file
         )
+        if configured is None:  # the per-project folder: another path may encode the same
+            infos = [info for info in infos if same_project(info.cwd, Path(session.cwd))]
     current = Path(session.store.path) if session.store.path is not None else None
     out = []
     for info in infos:

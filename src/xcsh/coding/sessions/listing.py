@@ -61,9 +61,29 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def find_most_recent(directory: Path) -> Path | None:
-    """The most recently modified valid session file of ``directory`` (None when there is none)."""
-    candidates = [(p, _mtime(p)) for p in _session_files(directory) if _read_header(p) is not None]
+def same_project(header_cwd: object, cwd: Path) -> bool:
+    """Whether a session whose header says ``header_cwd`` belongs to ``cwd``.
+
+    Per-project session folders are named by an encoding of the cwd (session-format §2) that
+    two paths can share (``/a/b`` and ``/a-b`` both give ``--a-b--``), so listings of "this
+    project" also compare the header's ``cwd`` (resolved, as the encoding is). A header without
+    a ``cwd`` is kept: nothing says it is another project's.
+    """
+    if not isinstance(header_cwd, str) or not header_cwd:
+        return True
+    if os.path.normpath(header_cwd) == os.path.normpath(cwd):
+        return True
+    return os.path.realpath(header_cwd) == os.path.realpath(cwd)
+
+
+def find_most_recent(directory: Path, cwd: Path | None = None) -> Path | None:
+    """The most recently modified valid session file of ``directory`` (None when there is none);
+    with ``cwd``, only sessions whose header names that directory (:func:`same_project`)."""
+    candidates = [
+        (p, _mtime(p))
+        for p in _session_files(directory)
+        if (header := _read_header(p)) is not None and (cwd is None or same_project(header.get("cwd"), cwd))
+    ]
     if not candidates:
         return None
     return max(candidates, key=lambda item: item[1])[0]
