@@ -283,3 +283,21 @@ async def test_continue_and_list_sessions_keep_to_this_directory_when_another_pa
     async with RpcClient.spawn(args=[*args, "--continue"], cwd=nested, env=workspace.env) as client:
         assert (await client.get_state())["sessionFile"] == first  # its own directory continues it
         assert [s["path"] for s in await client.list_sessions()] == [first]
+
+
+async def test_a_settings_change_writes_through_a_symlinked_config_yml_and_keeps_the_link(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "xcsh-config.yml"
+    real.write_text("# my settings\nretry:\n  enabled: true\n")
+    link = workspace.agent / "config.yml"
+    link.symlink_to(real)
+    async with RpcClient.spawn(
+        args=["--model", "fake/fake-model", "--no-session"], cwd=workspace.proj, env=workspace.env
+    ) as client:
+        await asyncio.wait_for(client.set_auto_retry(False), 60)
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.read_text() == "# my settings\nretry:\n  enabled: false\n"
+    assert [p.name for p in dotfiles.iterdir()] == ["xcsh-config.yml"]  # no temp file left

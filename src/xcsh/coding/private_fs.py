@@ -116,8 +116,13 @@ def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool
     ``path``: a crash at any point leaves the old file or the new complete one. On any failure
     (``fill`` raising included) the temp file is removed, ``path`` is left as it was and the
     error raised.
+
+    A ``path`` that is a symbolic link (a ``config.yml`` kept in a dotfiles repository) is
+    written through: the file it leads to is replaced, next to itself, and the link stays.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     require_regular_or_missing(path)
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
