@@ -31,3 +31,18 @@ def test_tool_environment_drops_every_builtin_provider_key_variable() -> None:
     base = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "PATH": "/bin", "HOME": "/h"}
     assert tool_environment(base) == {"PATH": "/bin", "HOME": "/h"}
     assert names <= withheld_names()
+
+
+def test_key_like_query_values_of_the_base_url_are_redacted_in_models_and_provider_errors() -> None:
+    from xcsh.ai.errors import redact_credentials
+
+    url = "https://bob:s3cretpass@host.example/v1?api-key=QSECRET123&region=eu&access_token=TOKEN4567#x"
+    model = cast(Model, {"id": "m", "provider": "p", "baseUrl": url})
+    shown = public_model(model)
+    assert shown["baseUrl"] == (
+        "https://bob:[redacted]@host.example/v1?api-key=[redacted]&region=eu&access_token=[redacted]#x"
+    )
+    error = f"connection failed for {url}: QSECRET123 rejected"
+    cleaned = redact_credentials(error, model, None)
+    assert "QSECRET123" not in cleaned and "TOKEN4567" not in cleaned and "s3cretpass" not in cleaned
+    assert "region=eu" in cleaned

@@ -5,6 +5,7 @@ Each test spawns the real ``xcsh --mode rpc`` on a temporary tree."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
 from pathlib import Path
@@ -116,6 +117,7 @@ async def test_tools_refuse_a_fifo_with_a_clear_error_instead_of_blocking(
 
 STUCK_TOOL = """
 import asyncio
+import json
 import threading
 
 BLOCKED = threading.Event()  # never set: the thread below waits for ever
@@ -301,3 +303,25 @@ async def test_a_settings_change_writes_through_a_symlinked_config_yml_and_keeps
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert real.read_text() == "# my settings\nretry:\n  enabled: false\n"
     assert [p.name for p in dotfiles.iterdir()] == ["xcsh-config.yml"]  # no temp file left
+
+
+async def test_a_key_in_the_base_urls_query_is_redacted_in_every_frame_that_shows_the_model(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    models = workspace.agent / "models.yml"
+    models.write_text(
+        models.read_text().replace(
+            f"baseUrl: {fake_llm.base_url}/v1", f"baseUrl: {fake_llm.base_url}/v1?api-key=QSECRET1&region=eu"
+        )
+    )
+    assert "QSECRET1" in models.read_text()
+    async with RpcClient.spawn(
+        args=["--model", "fake/fake-model", "--no-session"], cwd=workspace.proj, env=workspace.env
+    ) as client:
+        state = await asyncio.wait_for(client.get_state(), 60)
+        await client.call({"type": "get_available_models"})
+        await client.call({"type": "set_model", "provider": "fake", "modelId": "fake-reasoner"})
+        await client.call({"type": "cycle_model"})
+        frames = json.dumps(list(client.frames))
+    assert state["model"]["baseUrl"].endswith("/v1?api-key=[redacted]&region=eu")  # type: ignore[index]
+    assert "QSECRET1" not in frames and frames.count("api-key=[redacted]") >= 4

@@ -282,14 +282,58 @@ def provider_fault(exc: BaseException, provider: str, *, received: bool) -> str 
 _MIN_SECRET_LEN = 8
 
 
-def redact_credentials(text: str, model: Any, options: Any) -> str:
-    """``text`` with the call's API key and header values replaced by ``[redacted]``.
+_KEY_LIKE = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
 
-    Providers sometimes echo a rejected key or a header in their error body; the error
-    message goes into frames and the session file. Values shorter than 8 characters are
-    left alone (too likely to occur by chance).
+
+def url_secrets(url: str) -> list[tuple[int, int]]:
+    """Spans of ``url`` that hold credentials: the userinfo password (``https://u:PASS@host``)
+    and the values of query parameters whose name looks like a key (``?api-key=…``,
+    ``&access_token=…``, ``sig``, ``secret``, ``password``, ``auth`` …)."""
+    spans: list[tuple[int, int]] = []
+    scheme_end = url.find("://")
+    if scheme_end >= 0:
+        start = scheme_end + 3
+        end = len(url)
+        for mark in "/?#":
+            at = url.find(mark, start)
+            if at >= 0:
+                end = min(end, at)
+        at_sign = url.rfind("@", start, end)
+        colon = url.find(":", start, at_sign) if at_sign >= 0 else -1
+        if colon >= 0:
+            spans.append((colon + 1, at_sign))
+    query = url.find("?")
+    if query >= 0:
+        fragment = url.find("#", query)
+        stop = fragment if fragment >= 0 else len(url)
+        position = query + 1
+        for part in url[query + 1 : stop].split("&"):
+            name, equals, _ = part.partition("=")
+            if equals and _KEY_LIKE.search(name) and len(part) > len(name) + 1:
+                spans.append((position + len(name) + 1, position + len(part)))
+            position += len(part) + 1
+    return spans
+
+
+def redact_url(url: str) -> str:
+    """``url`` with every :func:`url_secrets` span replaced by ``[redacted]``."""
+    for start, end in sorted(url_secrets(url), reverse=True):
+        url = url[:start] + "[redacted]" + url[end:]
+    return url
+
+
+def redact_credentials(text: str, model: Any, options: Any) -> str:
+    """``text`` with the call's API key, header values and the credentials in the model's
+    ``baseUrl`` (password, key-like query values) replaced by ``[redacted]``.
+
+    Providers sometimes echo a rejected key or a header in their error body, and a network
+    error names the URL; the error message goes into frames and the session file. Values
+    shorter than 8 characters are left alone (too likely to occur by chance).
     """
     secrets = [getattr(options, "api_key", None)]
+    base_url = model.get("baseUrl") if isinstance(model, dict) else None
+    if isinstance(base_url, str):
+        secrets.extend(base_url[start:end] for start, end in url_secrets(base_url))
     for headers in (
         model.get("headers") if isinstance(model, dict) else None,
         getattr(options, "headers", None),

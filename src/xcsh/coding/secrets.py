@@ -140,8 +140,9 @@ def tool_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def public_model(model: Model) -> Model:
-    """A copy of ``model`` for frames and listings: header values and a password in
-    ``baseUrl`` (``https://user:secret@host``) replaced by ``[redacted]``."""
+    """A copy of ``model`` for frames and listings: header values, a password in ``baseUrl``
+    (``https://user:secret@host``) and its key-like query values (``?api-key=…``) replaced by
+    ``[redacted]``."""
     headers = model.get("headers")
     url = model.get("baseUrl", "")
     url_shown = _redact_url(url)
@@ -156,13 +157,6 @@ def public_model(model: Model) -> Model:
 
 @functools.lru_cache(maxsize=64)
 def _redact_url(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
+    from xcsh.ai.errors import redact_url
 
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:{REDACTED}@{host}"))
+    return redact_url(url)
