@@ -9,11 +9,19 @@
   ``toolCallId``), with no end before its start.
 - Host-tool and extension-dialog requests use fresh ids; ``host_tool_cancel`` names a call
   that was made and is sent at most once.
+- No accepted prompt is lost: its words reach a session file (found by its header, whatever
+  its name) or the model, unless a later command may have cleared it from a queue.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuzz_proc import Proc
+
+    from xcsh.testing.fake_llm import FakeLLM
 
 
 def request_problems(wire: str, body: Any) -> list[str]:
@@ -136,3 +144,46 @@ def event_problems(frames: list[dict[str, Any]]) -> list[str]:
     if tools:
         problems.append(f"at exit: tool executions without end {sorted(tools)[:5]}")
     return problems
+
+
+def session_files(root: Path) -> list[Path]:
+    """Every regular file under ``root`` that starts with a session header, whatever its name
+    (``switch_session`` to a missing path creates the session there: ``x.html`` too)."""
+    found = []
+    for path in root.rglob("*"):
+        if not path.is_file() or path.name == "frames.jsonl":
+            continue
+        with path.open("rb") as handle:
+            head = handle.readline(1 << 16)
+        if head.startswith(b'{"type":"session"') or head.startswith(b'{"type": "session"'):
+            found.append(path)
+    return found
+
+
+QUEUE_CLEARING = {"new_session", "switch_session", "branch", "clear_queue", "abort", "abort_and_prompt"}
+
+
+def lost_prompts(proc: Proc, responses: list[dict[str, Any]], root: Path, fake: FakeLLM) -> list[str]:
+    """Accepted prompts whose words reached neither a session file nor the model."""
+    kept = b"".join(p.read_bytes() for p in session_files(root))
+    kept += b"".join(r.body for r in fake.requests)
+    lost = []
+    failed_late = {
+        f.get("id") for f in responses if f.get("success") is False and isinstance(f.get("id"), str)
+    }
+    for f in responses:
+        cid = f.get("id")
+        if (
+            f.get("command") in ("prompt", "abort_and_prompt")
+            and f.get("success")
+            and isinstance(cid, str)
+            and cid in proc.marked
+            and cid not in failed_late  # the host heard of it: "already processing" after the accept
+            and f"#{cid}#".encode() not in kept
+        ):
+            later = {proc.types.get(i) for i in proc.after(cid, len(proc.order))}
+            if later & QUEUE_CLEARING:
+                continue  # it may have been queued (a follow-up of a continuation), then cleared
+            after = [proc.types.get(i) for i in proc.after(cid, 6)]
+            lost.append(f"accepted prompt {cid} lost (next commands: {after})")
+    return lost

@@ -18,6 +18,9 @@ late error aside); the process exits 0 at EOF; stderr has no traceback; every se
 parses line by line, with unique ids and parentIds that point to earlier entries. The report
 (JSON on stdout) lists the problems; ROOT (default /tmp/xcsh-fuzz/run-SEED) keeps a summary
 of the frames, the lines sent and stderr.
+
+The process and its pipes are `fuzz_proc.py`, what is sent (replies, commands, junk) is
+`fuzz_inputs.py`, the round-2 steps `fuzz_races.py`, the invariants `fuzz_checks.py`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,393 +37,24 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "scripts"))
-from fuzz_checks import event_problems, request_problems  # noqa: E402
+import fuzz_inputs  # noqa: E402
+from fuzz_checks import event_problems, lost_prompts, request_problems, session_files  # noqa: E402
+from fuzz_inputs import ROUND2, command, enc, junk_line, random_reply  # noqa: E402
+from fuzz_proc import Proc  # noqa: E402
 from fuzz_races import State, framing, mid_run, pick  # noqa: E402
 
 from conftest import Workspace, expected_answers  # noqa: E402
-from xcsh.rpc.schema import FrameChecker  # noqa: E402
 from xcsh.testing import script as s  # noqa: E402
 from xcsh.testing.fake_llm import FakeLLM  # noqa: E402
 
 FIXES = os.environ.get("FIXES") == "1"
-ROUND2 = os.environ.get("ROUND", "2") != "1"
 ABRUPT = float(os.environ.get("ABRUPT", "0.3"))  # share of runs whose stdin ends mid-run
 RACES = float(os.environ.get("RACES", "0.35"))  # share of round-2 steps (races, dialogs, framing...)
 DIALOGS = ("select", "confirm", "input", "editor")
-PY = sys.executable
-
-
-class Proc:
-    def __init__(self, ws: Workspace, args: list[str]) -> None:
-        env = dict(ws.env)
-        self.p = subprocess.Popen(
-            [PY, "-P", "-m", "xcsh", "--mode", "rpc", *args],
-            cwd=ws.proj,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.frames: list[dict[str, Any]] = []
-        self.bad: list[str] = []
-        self.stderr = bytearray()
-        self.cond = threading.Condition()
-        self.checker = FrameChecker()
-        self.paused = threading.Event()
-        self.paused.set()
-        self.on_frame: list[Any] = []
-        self.sent: list[bytes] = []
-        self.types: dict[str, str] = {}  # id -> type of each command sent with a string id
-        self.order: list[str] = []  # string ids in the order sent
-        self.marked: set[str] = set()  # ids of prompts whose message carries "#<id>#"
-        threading.Thread(target=self._out, daemon=True).start()
-        threading.Thread(target=self._err, daemon=True).start()
-
-    def _out(self) -> None:
-        buf = b""
-        while True:
-            self.paused.wait()
-            chunk = os.read(self.p.stdout.fileno(), 1 << 16)
-            if not chunk:
-                if buf:
-                    self.bad.append(f"trailing bytes without newline: {buf[:200]!r}")
-                with self.cond:
-                    self.cond.notify_all()
-                return
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                try:
-                    frame = json.loads(line)
-                except Exception as exc:
-                    self.bad.append(f"non-JSON stdout line {line[:200]!r}: {exc}")
-                    continue
-                if not isinstance(frame, dict):
-                    self.bad.append(f"non-object frame {line[:200]!r}")
-                    continue
-                try:
-                    v = self.checker.violations(frame) if len(line) < (1 << 20) else []
-                except BaseException as exc:
-                    v = [f"checker raised {exc!r}"]
-                if v:
-                    self.bad.append(f"schema violation {v[:3]} in {line[:300]!r}")
-                for cb in self.on_frame:
-                    try:
-                        cb(frame)
-                    except Exception as exc:
-                        self.bad.append(f"callback error {exc!r}")
-                with self.cond:
-                    self.frames.append(frame)
-                    self.cond.notify_all()
-
-    def _err(self) -> None:
-        while True:
-            chunk = os.read(self.p.stderr.fileno(), 1 << 16)
-            if not chunk:
-                return
-            self.stderr += chunk
-
-    def send(self, data: bytes) -> None:
-        self.sent.append(data[:300])
-        for line in data.split(b"\n"):
-            if b'"id"' in line and len(line) < (1 << 16):
-                try:
-                    frame = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(frame, dict) and isinstance(frame.get("id"), str):
-                    kind = str(frame.get("type"))
-                    self.order.append(frame["id"])
-                    if f"#{frame['id']}#" in str(frame.get("message")):
-                        self.marked.add(frame["id"])
-                    if self.types.setdefault(frame["id"], kind) != kind:
-                        self.types[frame["id"]] = ""  # one id sent with several types: not checked
-        self.p.stdin.write(data)
-        self.p.stdin.flush()
-
-    def after(self, cid: str, k: int) -> list[str]:
-        i = self.order.index(cid)
-        return self.order[i + 1 : i + 1 + k]
-
-    def wait_for(self, pred: Any, since: int = 0, timeout: float = 60) -> dict[str, Any] | None:
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for f in self.frames[since:]:
-                    if pred(f):
-                        return f
-                left = deadline - time.monotonic()
-                if left <= 0 or self.p.poll() is not None:
-                    return None
-                self.cond.wait(min(left, 1))
-
-
-def odd_reply(rng: random.Random) -> Any:
-    """Round 2: replies that end oddly (length, an unknown finish reason, a stream held forever,
-    7-character argument fragments, host-tool calls, arguments nested 900-3,000 levels deep)."""
-    k = rng.randrange(8)
-    if k == 7:  # arguments nested deeper than the JSON parsers follow
-        depth = rng.choice([900, 1100, 3000])
-        args = '{"command":"ls","x":' + '{"a":' * depth + "1" + "}" * depth + "}"
-        return s.Reply(tool_calls=[s.ToolCallSpec(f"call_{rng.randrange(10**9)}", "bash", args, 500)])
-    if k >= 5:  # host tools, several at once
-        calls = [
-            (f"call_{rng.randrange(10**9)}", "echo_host", {"message": "m"}) for _ in range(rng.randint(1, 3))
-        ]
-        return s.tool_calls(*calls)
-    if k == 0:
-        return s.text("truncated", stop="length")
-    if k == 1:
-        return s.text("filtered", stop=rng.choice(["content_filter", "refusal", "weird_reason"]))
-    if k == 2:
-        return s.Reply(text=["forever"], hold_forever=True)
-    if k == 3:
-        args = json.dumps({"command": "echo " + "z" * rng.randint(10, 4000)})
-        return s.Reply(tool_calls=[s.ToolCallSpec(f"call_{rng.randrange(10**9)}", "bash", args, 7)])
-    return s.Reply(text=[], stop="stop")
-
-
-def random_reply(rng: random.Random, gates: list[s.Gate], host_tool: bool) -> Any:
-    if ROUND2 and rng.random() < 0.12:
-        return odd_reply(rng)
-    k = rng.random()
-    if k < 0.35:
-        words = rng.choice(["hi", "ok " * rng.randint(1, 50), "\u2028x\u0000y", "é" * 600, "\ud7ff"])
-        return s.text(words, delay_ms=rng.choice([0, 0, 5, 30]))
-    if k < 0.5:
-        calls = []
-        for _ in range(rng.randint(1, 3)):
-            tid = f"call_{rng.randrange(10**9)}"
-            choice = rng.random()
-            if choice < 0.3:
-                calls.append(
-                    (
-                        tid,
-                        "bash",
-                        {"command": rng.choice(["echo hi", "true", "sleep 0.2", "printf '\\xff\\x00'"])},
-                    )
-                )
-            elif choice < 0.5:
-                calls.append((tid, "read", {"path": rng.choice(["a.txt", "missing.txt", "/etc/hostname"])}))
-            elif choice < 0.6:
-                calls.append((tid, "nonexistent_tool", {"x": 1}))
-            elif choice < 0.7:
-                calls.append((tid, "read", "{not json"))
-            elif choice < 0.8 and host_tool:
-                calls.append((tid, "echo_host", {"message": "hello"}))
-            elif choice < 0.9:
-                calls.append((tid, "bash", {"command": 12}))
-            else:
-                calls.append((tid, "todo_write", {"todos": "x"}))
-        return s.tool_calls(*calls)
-    if k < 0.58:
-        g = s.Gate()
-        gates.append(g)
-        return s.hold("held", g)
-    if k < 0.64:
-        return s.cut("partial")
-    if k < 0.72:
-        return s.garbage(
-            rng.choice(
-                [
-                    b"data: {this is not json\n\n",
-                    b"",
-                    b"\xff\xfe\x00garbage\n\n",
-                    b"data: [DONE]\n\n",
-                    b'data: {"choices":[{"delta":{"content":5}}]}\n\n',
-                    b"event: x\n" * 100,
-                ]
-            )
-        )
-    if k < 0.82:
-        return s.http_error(
-            rng.choice([400, 401, 404, 500, 503, 429]), "boom", retry_after=rng.choice([None, 0.01])
-        )
-    if k < 0.86:
-        return s.http_error(500, raw_body=rng.choice([b"", b"\xff\xfe", b"<html>", b'{"error":null}']))
-    return s.thinking("hmm", "done")
-
-
-# fixed junk lines: a lone surrogate, a NaN id, NUL and CR, nesting deeper than the parsers,
-# unknown ids, duplicate keys, numbers out of range, a bad image, bidi and BOM characters
-_JUNK_LINES: tuple[bytes, ...] = (
-    b'{"type":"prompt","message":"\\ud800"}',
-    b'{"type":"get_state","id":NaN}',
-    b'{"type":"steer","message":"x"}\x00',
-    b'{"type":"set_todos","phases":' + b"[" * 5000 + b"]" * 5000 + b"}",
-    b'{"type":"extension_ui_response","id":"nope","value":"x"}',
-    b'{"type":"host_tool_result","id":"unknown","result":{"content":[{"type":"text","text":"x"}]}}',
-    b'{"type":"host_tool_update","id":"unknown","partialResult":{"content":[]}}',
-    b'{"type":"host_tool_result","id":"x","result":{"content":"notalist"}}',
-    b'{"type":"get_state","id":"a","id":"b"}\r',
-    b'{"type":"set_model","provider":1e400,"modelId":-0}',
-    b'{"type":"prompt","message":"x","images":[{"type":"image","data":"!!!","mimeType":"image/png"}],"streamingBehavior":"steer"}',
-    b'{"type":"bash","command":"echo \\u0000"}',
-    '{"type":"set_session_name","name":"\u202e\U0001f600\ufeff"}'.encode(),
-)
-
-
-def junk_line(rng: random.Random) -> bytes:
-    kind = rng.randrange(1 + len(_JUNK_LINES))  # the same draws as before: seeds replay
-    if kind == 0:
-        return bytes(rng.randrange(256) for _ in range(rng.randint(1, 200))).replace(b"\n", b" ")
-    return _JUNK_LINES[kind - 1]
-
-
-def command(
-    rng: random.Random, n: int, sessions: list[str], entry_ids: list[str], kind: str | None = None
-) -> dict[str, Any]:
-    cid = f"c{n}"
-    kinds = [
-        ("prompt", 10),
-        ("steer", 4),
-        ("follow_up", 4),
-        ("abort", 4),
-        ("get_state", 5),
-        ("abort_and_prompt", 2),
-        ("new_session", 1),
-        ("switch_session", 1),
-        ("branch", 1),
-        ("compact", 1),
-        ("set_model", 1),
-        ("bash", 2),
-        ("abort_bash", 1),
-        ("get_messages", 2),
-        ("get_tree", 2),
-        ("get_session_stats", 1),
-        ("set_session_name", 1),
-        ("clear_queue", 1),
-        ("cycle_model", 1),
-        ("cycle_thinking_level", 1),
-        ("set_thinking_level", 1),
-        ("export_html", 1),
-        ("get_branch_messages", 1),
-        ("set_todos", 1),
-        ("list_sessions", 1),
-        ("get_last_assistant_text", 1),
-        ("abort_retry", 1),
-        ("set_auto_retry", 1),
-        ("set_steering_mode", 1),
-        ("set_follow_up_mode", 1),
-        ("set_interrupt_mode", 1),
-        ("get_tools", 1),
-        ("set_active_tools", 1),
-        ("get_commands", 1),
-        ("set_auto_compaction", 1),
-        ("get_available_models", 1),
-    ]
-    names = [k for k, w in kinds for _ in range(w)]
-    t = kind or rng.choice(names)
-    f: dict[str, Any] = {"id": cid, "type": t}
-    msg = rng.choice(["hello", "x" * 3000, "\u2028", "emoji \U0001f600", "/help", "!echo hi"])
-    if t in ("prompt", "steer", "follow_up", "abort_and_prompt"):
-        f["message"] = msg if msg[:1] in "/!" else f"{msg} #{cid}#"  # findable in the session
-        if t == "prompt" and rng.random() < 0.5:
-            f["streamingBehavior"] = rng.choice(["steer", "followUp"])
-    elif t == "switch_session":
-        f["sessionPath"] = rng.choice(sessions) if sessions and rng.random() < 0.8 else NONEXIST
-    elif t == "branch":
-        f["entryId"] = rng.choice(entry_ids) if entry_ids and rng.random() < 0.8 else "deadbeef"
-    elif t == "compact":
-        if rng.random() < 0.5:
-            f["customInstructions"] = "short"
-    elif t == "set_model":
-        f["provider"], f["modelId"] = rng.choice(
-            [("fake", "fake-model"), ("fake", "fake-reasoner"), ("fake", "nope")]
-        )
-    elif t == "bash":
-        f["command"] = rng.choice(
-            ["echo hi", "sleep 0.3; echo done", "printf '\\xff\\xfe\\x00'", "yes | head -c 200000"]
-        )
-    elif t == "set_session_name":
-        f["name"] = rng.choice(["n", "\ud800", "x" * 10000, ""])
-        if f["name"] == "\ud800":
-            pass
-    elif t == "set_thinking_level":
-        f["level"] = rng.choice(["off", "minimal", "high", "xhigh"])
-    elif t == "export_html":
-        f["outputPath"] = "export.html"
-    elif t == "set_todos":
-        f["phases"] = [
-            {
-                "id": "p",
-                "name": "p",
-                "tasks": [
-                    {"id": "t", "content": "t", "status": rng.choice(["pending", "in_progress", "completed"])}
-                ],
-            }
-        ]
-    elif t == "set_auto_retry":
-        f["enabled"] = rng.random() < 0.7
-    elif t == "set_auto_compaction":
-        f["enabled"] = rng.random() < 0.5
-    elif t in ("set_steering_mode", "set_follow_up_mode"):
-        f["mode"] = rng.choice(["all", "one-at-a-time"])
-    elif t == "set_interrupt_mode":
-        f["mode"] = rng.choice(["immediate", "wait"])
-    elif t == "set_active_tools":
-        f["toolNames"] = rng.choice([["read", "bash"], [], ["echo_host", "bash", "read"]])
-    elif t == "list_sessions":
-        f["scope"] = rng.choice(["cwd", "all"])
-    return f
-
-
-def session_files(root: Path) -> list[Path]:
-    """Every regular file under ``root`` that starts with a session header, whatever its name
-    (``switch_session`` to a missing path creates the session there: ``x.html`` too)."""
-    found = []
-    for path in root.rglob("*"):
-        if not path.is_file() or path.name == "frames.jsonl":
-            continue
-        with path.open("rb") as handle:
-            head = handle.readline(1 << 16)
-        if head.startswith(b'{"type":"session"') or head.startswith(b'{"type": "session"'):
-            found.append(path)
-    return found
-
-
-QUEUE_CLEARING = {"new_session", "switch_session", "branch", "clear_queue", "abort", "abort_and_prompt"}
-
-
-def lost_prompts(proc: Proc, responses: list[dict[str, Any]], root: Path, fake: FakeLLM) -> list[str]:
-    """Accepted prompts whose words reached neither a session file nor the model."""
-    kept = b"".join(p.read_bytes() for p in session_files(root))
-    kept += b"".join(r.body for r in fake.requests)
-    lost = []
-    failed_late = {
-        f.get("id") for f in responses if f.get("success") is False and isinstance(f.get("id"), str)
-    }
-    for f in responses:
-        cid = f.get("id")
-        if (
-            f.get("command") in ("prompt", "abort_and_prompt")
-            and f.get("success")
-            and isinstance(cid, str)
-            and cid in proc.marked
-            and cid not in failed_late  # the host heard of it: "already processing" after the accept
-            and f"#{cid}#".encode() not in kept
-        ):
-            later = {proc.types.get(i) for i in proc.after(cid, len(proc.order))}
-            if later & QUEUE_CLEARING:
-                continue  # it may have been queued (a follow-up of a continuation), then cleared
-            after = [proc.types.get(i) for i in proc.after(cid, 6)]
-            lost.append(f"accepted prompt {cid} lost (next commands: {after})")
-    return lost
-
-
-def enc(f: dict[str, Any]) -> bytes:
-    try:
-        return json.dumps(f, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(f).encode()
-
-
-NONEXIST = ""
 
 
 def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
-    global NONEXIST
-    NONEXIST = str(root / "nonexistent.jsonl")
+    fuzz_inputs.NONEXIST = str(root / "nonexistent.jsonl")  # command() names it
     rng = random.Random(seed)
     fake = FakeLLM().start()
     gates: list[s.Gate] = []
