@@ -10,7 +10,7 @@ import os
 import stat
 from pathlib import Path
 
-from conftest import Workspace, tool_results
+from conftest import Workspace, tool_results, user_texts
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -325,3 +325,37 @@ async def test_a_key_in_the_base_urls_query_is_redacted_in_every_frame_that_show
         frames = json.dumps(list(client.frames))
     assert state["model"]["baseUrl"].endswith("/v1?api-key=[redacted]&region=eu")  # type: ignore[index]
     assert "QSECRET1" not in frames and frames.count("api-key=[redacted]") >= 4
+
+
+async def test_a_utf8_byte_order_mark_before_front_matter_is_ignored_in_skills_commands_and_context(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    bom = "\ufeff"
+    xcsh_dir = workspace.proj / ".xcsh"
+    (xcsh_dir / "skills" / "tidy").mkdir(parents=True)
+    (xcsh_dir / "commands").mkdir()
+    (xcsh_dir / "prompts").mkdir()
+    (xcsh_dir / "skills" / "tidy" / "SKILL.md").write_text(
+        f"{bom}---\nname: tidy\ndescription: TIDY-SKILL-DESCRIPTION\n---\nTidy up.\n"
+    )
+    (xcsh_dir / "commands" / "review.md").write_text(
+        f"{bom}---\ndescription: Review the change\n---\nReview this: $ARGUMENTS\n"
+    )
+    (xcsh_dir / "prompts" / "plan.md").write_text(f"{bom}---\ndescription: Plan it\n---\nPlan: $1\n")
+    (workspace.proj / "AGENTS.md").write_text(f"{bom}ROOT-CONTEXT\n")
+    fake_llm.script(script.text("ok"), script.text("ok"))
+    async with RpcClient.spawn(
+        args=["--model", "fake/fake-model", "--no-session", "--tools", "read"],
+        cwd=workspace.proj,
+        env=workspace.env,
+    ) as client:
+        prompt = (await asyncio.wait_for(client.get_state(), 60))["systemPrompt"]
+        commands = {c["name"]: c for c in await client.get_commands()}
+        await client.prompt_and_wait("/review the parser", timeout=60)
+        await client.prompt_and_wait("/plan release", timeout=60)
+    assert "TIDY-SKILL-DESCRIPTION" in prompt
+    assert bom not in prompt and "ROOT-CONTEXT" in prompt
+    assert commands["review"]["description"] == "Review the change"
+    assert commands["plan"]["description"] == "Plan it"
+    sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
+    assert sent == ["Review this: the parser", "Plan: release"]

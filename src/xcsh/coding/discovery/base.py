@@ -249,7 +249,7 @@ def project_file_refused(ctx: LoadContext, path: Path) -> str | None:
 
 
 def read_text(path: Path, level: Level = "user") -> str | None:
-    """The file's text, or None when it is missing, not a regular file,
+    """The file's text (without a leading UTF-8 byte order mark), or None when it is missing, not a regular file,
     larger than :data:`MAX_FILE_BYTES` or unreadable (logged).
 
     While :func:`scoped` is active, a ``project``-level file whose real path leaves the project
@@ -280,7 +280,7 @@ def read_text(path: Path, level: Level = "user") -> str | None:
     except (OSError, UnicodeDecodeError) as exc:
         logger.warning("cannot read %s: %s", path, exc)
         return None
-    return text
+    return text.removeprefix("\ufeff")  # a UTF-8 byte order mark (Windows editors) is not text
 
 
 def non_empty_dir(path: Path) -> bool:

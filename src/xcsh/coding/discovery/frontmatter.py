@@ -50,8 +50,10 @@ def _camel(key: str) -> str:
 def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """Split ``---``-delimited YAML front matter from the body (body trimmed, keys camel-cased).
 
-    Invalid YAML falls back to plain ``key: value`` lines.
+    Invalid YAML falls back to plain ``key: value`` lines. A leading UTF-8 byte order mark is
+    ignored.
     """
+    text = text.removeprefix("\ufeff")
     normalized = re.sub(r"<!--.*?-->", "", text.replace("\r\n", "\n").replace("\r", "\n"), flags=re.S)
     if not normalized.startswith("---"):
         return {}, normalized
