@@ -56,6 +56,9 @@ async def test_a_trusted_extensions_shipped_bytecode_never_runs_its_source_does_
     stderr = await _start(workspace)
     assert "skipped project code" not in stderr  # the sources are unchanged: the trust holds
     assert marker.read_text().splitlines() == ["guard-source", "sub-source", "pkg-source"]
+    # only the .pyc files of a cache folder are left out of the hash: a module there is code
+    (ext / "pkg" / "__pycache__" / "helper.py").write_text("# importable as pkg.__pycache__.helper\n")
+    assert "(changed since it was trusted)" in await _start(workspace)
 
 
 async def test_a_change_behind_a_symlinked_extension_package_lapses_the_trust_and_a_link_cycle_is_walked_once(

@@ -47,7 +47,7 @@ MODEL_SETTINGS = (
 )
 # Project settings honoured only in a trusted directory (dotted prefixes).
 PROTECTED_SETTINGS = ("bash.environment", "approvals", "tools.passProviderKeys", "trust", *MODEL_SETTINGS)
-_SKIPPED_DIRS = frozenset({"__pycache__"})
+_CACHE_DIR = "__pycache__"
 
 
 def _resolve(path: Path) -> Path:
@@ -60,8 +60,9 @@ def _resolve(path: Path) -> Path:
 def _code_files(project: Path) -> list[Path]:
     """The files whose content a trust is bound to, in a stable order.
 
-    Every file under ``.xcsh/extensions/`` but the ``__pycache__`` folders (extensions are
-    compiled from source, never from those: coding/extensions/loader.py), following symbolic
+    Every file under ``.xcsh/extensions/`` but the ``.pyc`` files of ``__pycache__`` folders
+    (extensions are compiled from source, never from those: coding/extensions/loader.py;
+    anything else in such a folder is hashed like any file), following symbolic
     links to directories (``extensions/pkg -> ../../tools/pkg``: a change behind the link lapses
     the trust like one in place); a directory reached twice (a link cycle) is walked once.
     """
@@ -79,8 +80,9 @@ def _code_files(project: Path) -> list[Path]:
                 dirs[:] = []
                 continue
             seen.add((status.st_dev, status.st_ino))
-            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-            files.extend(Path(directory) / n for n in sorted(names))
+            dirs.sort()
+            in_cache = os.path.basename(directory) == _CACHE_DIR
+            files.extend(Path(directory) / n for n in sorted(names) if not (in_cache and n.endswith(".pyc")))
     settings = project / PROJECT_SETTINGS
     if settings.is_file():
         files.append(settings)
