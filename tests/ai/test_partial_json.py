@@ -76,3 +76,25 @@ def test_arguments_nested_deeper_than_the_parsers_follow_read_as_an_empty_object
     for i in range(0, len(deep), 500):  # streamed: each prefix parses or reads as {}, never raises
         assert isinstance(parser.feed(deep[i : i + 500]), dict)
     assert parser.value == {}
+
+
+NOT_QUITE_JSON = [
+    '{"content": "raw\tcontrol and a raw\nnewline, then more text after them"}',
+    '{"content": "ab \ncd"}',  # a raw newline after a space: it once read as an unfinished escape
+    '{"content": "a stray \\q escape, a cut \\u12 one and \\u00e9 a good one"}',
+    '{"content": "del \x7f, separators \u2028\u2029, nbsp \u00a0 and \\\\ \\" escapes"}',
+    '{"content": "quote" inside" and more", "next": "value"}',
+]
+
+
+@pytest.mark.parametrize("text", NOT_QUITE_JSON)
+def test_awkward_string_content_streams_to_what_a_full_parse_of_the_prefix_yields(text: str) -> None:
+    """Raw control characters, bad or cut escapes, separators and stray quotes in a streamed string
+    value: every fragment gives what parsing the text so far gives (the decoding fast paths
+    never take text that the JSON string scanner would refuse or read otherwise)."""
+    for fragments in fragmentations(text, seed=len(text)):
+        parser = PartialJsonObject()
+        seen = ""
+        for fragment in fragments:
+            seen += fragment
+            assert parser.feed(fragment) == parse_partial_json(seen), repr(seen)

@@ -11,14 +11,19 @@ any other fragment re-parses the prefix. Either way the result equals
 from __future__ import annotations
 
 import json
+import json.decoder
 import re
+from collections.abc import Callable
 from typing import Any
 
 import jiter
 
+# the JSON string scanner that json.loads runs (C when available); typeshed does not declare it
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
 # an unfinished escape at the end of a string's raw text: a lone backslash, a \u with fewer
 # than four hex digits, or a complete high-surrogate escape still waiting for its low half
-_UNFINISHED = re.compile(r"(?:\\u[dD][89abAB][0-9a-fA-F]{2})?(?:\\u[0-9a-fA-F]{0,3}|\\)?$")
+_UNFINISHED = re.compile(r"(?:\\u[dD][89abAB][0-9a-fA-F]{2})?(?:\\u[0-9a-fA-F]{0,3}|\\)?\Z")
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:
@@ -93,6 +98,8 @@ def _parse_by_closing(text: str) -> Any:
 
 def _split_unfinished(raw: str) -> tuple[str, str]:
     """``raw`` string content → (the part that can be decoded now, an unfinished escape)."""
+    if "\\" not in raw[-11:]:  # an unfinished escape is at most 11 characters, from a backslash
+        return raw, ""
     found = _UNFINISHED.search(raw, max(0, len(raw) - 14))
     if found is None or found.start() == len(raw):
         return raw, ""
@@ -227,11 +234,15 @@ def _leaf(value: Any, path: list[str | int]) -> Any:
 
 
 def _decoded(raw: str) -> str | None:
+    """``json.loads('"' + raw + '"')``, or None where that raises (an unescaped quote or control
+    character, a bad or cut escape)."""
+    if '"' not in raw and "\\" not in raw and raw.isprintable():
+        return raw  # nothing to unescape and nothing JSON forbids (control characters are not printable)
     try:
-        value = json.loads('"' + raw + '"')
+        value, end = _scanstring(raw + '"', 0, True)  # the string scanner json.loads itself runs
     except json.JSONDecodeError:
         return None
-    return value if isinstance(value, str) else None
+    return value if end == len(raw) + 1 else None
 
 
 def _appended(value: Any, path: list[str | int], text: str) -> Any:
