@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from xcsh.coding.discovery.base import (
@@ -35,7 +36,7 @@ class AgentsProvider(Provider):
         ]
         bases += [(ctx.home / folder, "user", None) for folder in FOLDERS]
         for base, level, depth in bases:
-            if not base.is_dir():
+            if not os.path.isdir(base):  # any stat error is "no folder", as for each probe below
                 continue  # nothing below a missing folder: one stat instead of six probes
             found.skills += scan_skills(self.id, self.name, base / "skills", level)
             found.rules += rule_files(self.id, self.name, base / "rules", level)
