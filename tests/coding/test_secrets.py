@@ -46,3 +46,12 @@ def test_key_like_query_values_of_the_base_url_are_redacted_in_models_and_provid
     cleaned = redact_credentials(error, model, None)
     assert "QSECRET123" not in cleaned and "TOKEN4567" not in cleaned and "s3cretpass" not in cleaned
     assert "region=eu" in cleaned
+
+
+def test_a_base_url_with_only_a_query_or_only_userinfo_is_redacted_and_a_plain_one_is_shown_as_is() -> None:
+    def shown(url: str) -> str:
+        return public_model(cast(Model, {"id": "m", "provider": "p", "baseUrl": url}))["baseUrl"]
+
+    assert shown("http://127.0.0.1:9/v1?sig=ABCDEFGH12&x=1") == "http://127.0.0.1:9/v1?sig=[redacted]&x=1"
+    assert shown("https://u:passw0rd99@host/v1") == "https://u:[redacted]@host/v1"
+    assert shown("https://host.example/v1") == "https://host.example/v1"

@@ -157,6 +157,10 @@ def public_model(model: Model) -> Model:
 
 @functools.lru_cache(maxsize=64)
 def _redact_url(url: str) -> str:
+    if "@" not in url and "?" not in url:
+        # no userinfo and no query, so nothing to redact: the error classifier (its patterns
+        # compile on import) stays off the path to the first get_state answer
+        return url
     from xcsh.ai.errors import redact_url
 
     return redact_url(url)
