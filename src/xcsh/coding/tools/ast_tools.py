@@ -18,6 +18,9 @@ applied immediately (the reference previews and applies through a hidden
 (``-`` old / ``+`` new) per file and ``Applied N replacements in M files``;
 ``details``: ``totalReplacements``, ``filesTouched``, ``files``, ``diff``.
 No match → ``No replacements made`` (``isWarning``). ``sel`` is accepted and ignored.
+Files that are not valid UTF-8 are left unchanged and named in the result; ``out`` with an
+unpaired surrogate is refused; the changed files are replaced together (``file_write``), so a
+failed write leaves every file as it was.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from xcsh.coding.tools.defs_search import AST_GREP_DESCRIPTION as _GREP_DESCRIPT
 from xcsh.coding.tools.defs_search import AST_GREP_PARAMETERS as _GREP_PARAMETERS
 from xcsh.coding.tools.edit_match import unified_diff
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import FileBatch, check_model_text
 from xcsh.coding.tools.find import walk_files
 from xcsh.coding.tools.hashline import anchor
 from xcsh.coding.tools.optional import require
@@ -147,6 +151,19 @@ def _read_source(path: Path) -> str | None:
     if b"\0" in raw[:8192]:
         return None
     return raw.decode("utf-8", errors="replace")
+
+
+def _is_utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _not_utf8_note(shown: list[str]) -> str:
+    names = ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+    return f"Skipped (not UTF-8, left unchanged; use bash to edit them): {names}"
 
 
 def _patterns(raw: object, name: str) -> list[str]:
@@ -286,14 +303,19 @@ def _edit(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
             raise ToolError(f"ops[{index}] needs string pat and out")
         if not op["pat"].strip():
             raise ToolError(f"ops[{index}].pat is empty")
+        check_model_text(op["out"], f"ops[{index}].out")
     limit = _int(args, "limit", None, 1)
     scope = _scope(cwd, args)
     changes: list[tuple[Path, str, str, str]] = []
     out: list[str] = []
     total = 0
+    not_utf8: list[str] = []
     for path, shown, lang in scope.files:
         original = _read_source(path)
         if original is None:
+            continue
+        if "\ufffd" in original and not _is_utf8(path):
+            not_utf8.append(shown)  # rewriting it would turn those bytes into U+FFFD
             continue
         source = original
         block: list[str] = []
@@ -331,20 +353,22 @@ def _edit(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
     }
     if not changes:
         details["diff"] = ""
+        note = f"\n{_not_utf8_note(not_utf8)}" if not_utf8 else ""
         return {
-            "content": [{"type": "text", "text": "No replacements made"}],
+            "content": [{"type": "text", "text": "No replacements made" + note}],
             "details": details,
             "isWarning": True,
         }  # type: ignore[typeddict-unknown-key]
-    for path, shown, _, source in changes:
-        try:
-            path.write_text(source, encoding="utf-8", newline="")
-        except PermissionError as exc:
-            raise ToolError(f"Permission denied: {shown}") from exc
+    with FileBatch() as batch:
+        for path, shown, _, source in changes:
+            batch.write(path, source.encode("utf-8"), shown)
+        batch.commit()
     details["diff"] = "".join(unified_diff(before, after, shown) for _, shown, before, after in changes)
     plural = "s" if total != 1 else ""
     file_plural = "s" if len(changes) != 1 else ""
     out += ["", f"Applied {total} replacement{plural} in {len(changes)} file{file_plural}."]
+    if not_utf8:
+        out.append(_not_utf8_note(not_utf8))
     return {"content": [{"type": "text", "text": "\n".join(out)}], "details": details}
 
 

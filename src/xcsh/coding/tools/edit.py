@@ -6,8 +6,13 @@ edit of the call is validated in memory first; if any fails nothing is written a
 the error names the failing edit (every failing edit, each with its error, when several
 fail, so the caller can correct them all at once). Matching rules live in ``edit_match`` (exact,
 then whitespace-tolerant fuzzy at similarity ≥ 0.95; ambiguity needs ``all``).
-Line endings: CRLF files are matched as LF and written back as CRLF; a UTF-8 BOM is
-preserved. An edit whose ``old_text`` and ``new_text`` are identical changes nothing:
+Line endings: text is matched as LF; a file whose every line ends in CRLF is written back as
+CRLF, a file of mixed endings keeps each untouched line's own ending (a replaced line takes the
+ending of the line it replaces). A UTF-8 BOM is preserved (an ``old_text`` copied with it
+still matches). Bytes that are not UTF-8 are written back unchanged where no edit touches them.
+One file named twice (a symbolic link and its target) is edited as one. ``new_text`` with an
+unpaired surrogate is refused. Files are written through ``file_write.FileBatch``: a write
+that fails (disk full, permission) leaves every file of the call as it was. An edit whose ``old_text`` and ``new_text`` are identical changes nothing:
 when that text is in the file it succeeds with "No change needed" (nothing is
 written); when it is not, the error is the usual not-found one, showing the current
 text. The result text summarises each file's change; ``details`` carries the
@@ -19,7 +24,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import difflib
 import textwrap
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,13 @@ from xcsh.coding.tools.edit_match import (
     unified_diff,
 )
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import (
+    FileBatch,
+    check_model_text,
+    decode_file_text,
+    encode_file_text,
+    file_identity,
+)
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.syntax_guard import syntax_error_after
 
@@ -52,6 +66,7 @@ class _FileEdit:
     content: str
     bom: bool
     crlf: bool
+    raw: str  # the text as read (BOM removed), CRs in place: the endings of a mixed file
     replacements: int = 0
     fuzzy: bool = False
     edits: list[int] = field(default_factory=list)
@@ -71,17 +86,19 @@ def _load(path: Path, shown: str) -> _FileEdit:
         raise ToolError(f"Permission denied: {shown}") from exc
     if b"\0" in raw[:8192]:
         raise ToolError(f"Cannot edit {shown}: it is a binary file")
-    text = raw.decode("utf-8", errors="replace")
+    text = decode_file_text(raw)
     bom = text.startswith(_BOM)
     if bom:
         text = text[1:]
-    crlf = "\r\n" in text
-    normalized = text.replace("\r\n", "\n") if crlf else text
-    return _FileEdit(path=path, shown=shown, original=normalized, content=normalized, bom=bom, crlf=crlf)
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    normalized = text.replace("\r\n", "\n")
+    return _FileEdit(
+        path=path, shown=shown, original=normalized, content=normalized, bom=bom, crlf=crlf, raw=text
+    )
 
 
 def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
-    files: dict[Path, _FileEdit] = {}
+    files: dict[Hashable, _FileEdit] = {}
     failures: list[tuple[str, str]] = []  # (label, error) of edits whose old_text did not match
     for index, edit in enumerate(edits):
         label = f"edits[{index}]"
@@ -92,12 +109,17 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
             raise ToolError(f"{label}.path is required")
         if not isinstance(old_text, str) or not isinstance(new_text, str):
             raise ToolError(f"{label} needs string old_text and new_text")
+        check_model_text(new_text, f"{label}.new_text")
         path = resolve_path(cwd, raw_path)
-        if path not in files:
-            files[path] = _load(path, display_path(cwd, path))
-        state = files[path]
+        key = file_identity(path)
+        if key not in files:
+            files[key] = _load(path, display_path(cwd, path))
+        state = files[key]
         old_text = old_text.replace("\r\n", "\n")
         new_text = new_text.replace("\r\n", "\n")
+        if state.bom and old_text.startswith(_BOM):  # copied from a read that showed the BOM
+            old_text = old_text[1:]
+            new_text = new_text.removeprefix(_BOM)
         if old_text == new_text:
             # nothing to do when the text is already there; an error only when it is not
             if old_text and find_text(state.content, old_text, path=state.shown):
@@ -155,18 +177,41 @@ def _failure_text(failures: list[tuple[str, str]], total: int) -> str:
     return f"{len(failures)} of the {total} edits failed ({labels}), so no file was changed.\n\n{details}"
 
 
-def _commit(files: list[_FileEdit]) -> None:
-    for state in files:
-        if state.content == state.original:
+def _file_text(state: _FileEdit) -> str:
+    """What is written: the edited text with the file's line endings and BOM."""
+    if state.crlf:
+        text = state.content.replace("\n", "\r\n")
+    elif "\r\n" in state.raw:
+        text = _keep_endings(state.raw, state.original, state.content)
+    else:
+        text = state.content
+    return _BOM + text if state.bom else text
+
+
+def _keep_endings(raw: str, before: str, after: str) -> str:
+    """``after`` (LF) with the CRs of a mixed-ending file kept: an unchanged line keeps its own
+    ending, a replacing line takes that of the line it replaces, an added one is LF."""
+    raw_lines, old, new = raw.split("\n"), before.split("\n"), after.split("\n")
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(raw_lines[i1:i2])
             continue
-        text = state.content.replace("\n", "\r\n") if state.crlf else state.content
-        if state.bom:
-            text = _BOM + text
-        try:
-            with state.path.open("w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        except PermissionError as exc:
-            raise ToolError(f"Permission denied: {state.shown}") from exc
+        for k, line in enumerate(new[j1:j2]):
+            replaced = i1 + k if i1 + k < i2 else None
+            ends = j1 + k < len(new) - 1  # the last piece is what follows the final newline
+            cr = ends and replaced is not None and raw_lines[replaced].endswith("\r")
+            out.append(line + "\r" if cr else line)
+    return "\n".join(out)
+
+
+def _commit(files: list[_FileEdit]) -> None:
+    with FileBatch() as batch:
+        for state in files:
+            if state.content != state.original:
+                batch.write(state.path, encode_file_text(_file_text(state)), state.shown)
+        batch.commit()
 
 
 def _syntax_problem(files: list[_FileEdit]) -> str | None:

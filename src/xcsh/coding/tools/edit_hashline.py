@@ -9,8 +9,14 @@ as it was read; all edits of one file are checked together (see ``hashline``).
 edits). ``append``/``prepend`` on a missing file create it.
 
 Every file of the call is planned in memory first; if any edit fails nothing is
-written and the error names the file (and the failing edit for malformed input).
-Line endings and a UTF-8 BOM are kept. The result text is, per file, ``Updated
+written and the error names the file (and the failing edit for malformed input). Then every
+file is staged and replaced together (``file_write.FileBatch``): a write that fails (disk full,
+permission) leaves every file of the call as it was. One file named twice (a symbolic link and
+its target, two hard links) is one plan. A UTF-8 BOM is kept; a file whose every line ends in
+CRLF keeps CRLF (new lines get it too), a file of mixed endings keeps each line's own; bytes
+that are not UTF-8 are written back unchanged where the edit does not touch them. A ``move``
+target must not exist yet (a directory or an existing file is refused; the moved file keeps
+its mode). The result text is, per file, ``Updated
 <path>`` (or Created/Deleted/Moved), ``Changes: +A -R`` and a short preview of the
 changed lines with their new anchors, so a further edit needs no re-read of those
 lines. ``details``: ``diff`` (unified, all files), ``firstChangedLine`` (first
@@ -23,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +41,13 @@ from xcsh.coding.tools.defs_files import HASHLINE_EDIT_DESCRIPTION as _DESCRIPTI
 from xcsh.coding.tools.defs_files import HASHLINE_EDIT_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.edit_match import unified_diff
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import (
+    FileBatch,
+    check_model_text,
+    decode_file_text,
+    encode_file_text,
+    file_identity,
+)
 from xcsh.coding.tools.hashline import (
     Document,
     LineEdit,
@@ -80,16 +94,17 @@ def _load(plan: _FilePlan) -> None:
         raise ToolError(f"Permission denied: {plan.shown}") from exc
     if b"\0" in raw[:8192]:
         raise ToolError(f"Cannot edit {plan.shown}: it is a binary file")
-    text = raw.decode("utf-8", errors="replace")
+    text = decode_file_text(raw)
     plan.bom = text.startswith(_BOM)
     if plan.bom:
         text = text[1:]
-    plan.crlf = "\r\n" in text
+    # CRLF throughout: edited as LF, written back as CRLF; mixed endings: each line keeps its CR
+    plan.crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
     plan.original = text.replace("\r\n", "\n") if plan.crlf else text
 
 
 def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
-    plans: dict[Path, _FilePlan] = {}
+    plans: dict[Hashable, _FilePlan] = {}
     for index, edit in enumerate(edits):
         label = f"edits[{index}]"
         if not isinstance(edit, dict):
@@ -103,11 +118,12 @@ def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
         if not isinstance(raw_path, str) or not raw_path.strip():
             raise ToolError(f"{label}.path is required")
         path = resolve_path(cwd, raw_path)
-        plan = plans.get(path)
+        key = file_identity(path)
+        plan = plans.get(key)
         if plan is None:
             refuse_special_file(path, display_path(cwd, path))
             plan = _FilePlan(path=path, shown=display_path(cwd, path), exists=path.is_file())
-            plans[path] = plan
+            plans[key] = plan
             if plan.exists:
                 _load(plan)
             elif path.is_dir():
@@ -120,15 +136,27 @@ def _group(cwd: Path, edits: list[Any]) -> list[_FilePlan]:
                 raise ToolError(f"{label}.move must be a path")
             plan.move = resolve_path(cwd, move)
             plan.move_shown = display_path(cwd, plan.move)
-            if plan.move == path:
+            if file_identity(plan.move) == key:
                 raise ToolError(f"{label}.move names the file itself ({plan.shown})")
+            if plan.move.is_dir():
+                raise ToolError(
+                    f"{label}.move: {plan.move_shown} is a directory; give the file's full new path "
+                    f"(e.g. {display_path(cwd, plan.move / path.name)})"
+                )
+            if os.path.lexists(plan.move):
+                raise ToolError(
+                    f"{label}.move: {plan.move_shown} already exists; move never replaces a file. "
+                    "Delete it first (its own edit: {path, delete: true}) or choose another name."
+                )
         if "loc" in edit and edit["loc"] is not None:
             if path.suffix.lower() == ".ipynb":
                 raise ToolError(
                     f"{label}: edit cannot change notebooks ({plan.shown}); use the notebook tool"
                 )
             try:
-                plan.edits.append(resolve_loc(edit["loc"], content_lines(edit.get("content")), index))
+                lines = content_lines(edit.get("content"))
+                check_model_text("\n".join(lines), f"{label}.content")
+                plan.edits.append(resolve_loc(edit["loc"], lines, index))
             except ToolError as exc:
                 raise ToolError(f"{label}: {exc}{_current_anchors(plan)}") from exc
         elif not edit.get("delete") and move is None:
@@ -178,25 +206,19 @@ def _plan(plan: _FilePlan) -> None:
         plan.result = plan.original
 
 
-def _commit(plan: _FilePlan) -> None:
-    try:
-        if plan.delete:
-            plan.path.unlink()
-            return
-        target = plan.move or plan.path
-        text = plan.result.replace("\n", "\r\n") if plan.crlf else plan.result
-        if plan.bom:
-            text = _BOM + text
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if plan.move is not None and not plan.edits:
-            os.replace(plan.path, target)
-            return
-        with target.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        if plan.move is not None:
-            plan.path.unlink()
-    except PermissionError as exc:
-        raise ToolError(f"Permission denied: {plan.shown}") from exc
+def _stage(plan: _FilePlan, batch: FileBatch) -> None:
+    if plan.delete:
+        batch.delete(plan.path, plan.shown)
+        return
+    text = plan.result.replace("\n", "\r\n") if plan.crlf else plan.result
+    if plan.bom:
+        text = _BOM + text
+    if plan.move is None:
+        batch.write(plan.path, encode_file_text(text), plan.shown)
+        return
+    assert plan.move_shown is not None
+    batch.write(plan.move, encode_file_text(text), plan.move_shown, mode_from=plan.path)
+    batch.delete(plan.path, plan.shown)
 
 
 def _preview(before: list[str], after: list[str]) -> tuple[str, int, int]:
@@ -231,8 +253,10 @@ def _apply(cwd: Path, edits: list[Any]) -> AgentToolResult:
     plans = _group(cwd, edits)
     for plan in plans:
         _plan(plan)
-    for plan in plans:
-        _commit(plan)
+    with FileBatch() as batch:
+        for plan in plans:
+            _stage(plan, batch)
+        batch.commit()
     blocks: list[str] = []
     diffs: list[str] = []
     details: dict[str, Any] = {}

@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import display_text
 
 FUZZY_THRESHOLD = 0.95
 _MAX_CLOSEST_LINES = 40
@@ -266,7 +267,8 @@ def not_found_message(content: str, old_text: str, path: str) -> str:
 
 
 def unified_diff(before: str, after: str, path: str, *, context: int = 3) -> str:
-    """A unified diff of two versions of one file (``a/path`` → ``b/path``)."""
+    """A unified diff of two versions of one file (``a/path`` → ``b/path``); bytes that were not
+    UTF-8 are shown as U+FFFD."""
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
@@ -274,8 +276,8 @@ def unified_diff(before: str, after: str, path: str, *, context: int = 3) -> str
         tofile=f"b/{path}",
         n=context,
     )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    return display_text(
+        "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     )
 
 

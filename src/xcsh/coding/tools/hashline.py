@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import display_text
 
 ALPHABET = "ZPMQVRWSNKTXJBYH"
 _PAIRS = tuple(ALPHABET[i >> 4] + ALPHABET[i & 0xF] for i in range(256))
@@ -45,7 +46,8 @@ def line_hash(number: int, line: str) -> str:
     """The two-letter hash of ``line`` at 1-based ``number``."""
     text = line.replace("\r", "").rstrip()
     seed = 0 if any(ch.isalnum() for ch in text) else number
-    return _PAIRS[_xxh32(text.encode("utf-8"), seed) & 0xFF]
+    # bytes that were not UTF-8 (kept as lone surrogates by the edit tools) hash as themselves
+    return _PAIRS[_xxh32(text.encode("utf-8", "surrogateescape"), seed) & 0xFF]
 
 
 def anchor(number: int, line: str) -> str:
@@ -54,8 +56,9 @@ def anchor(number: int, line: str) -> str:
 
 
 def format_line(number: int, line: str) -> str:
-    """The ``N#HH:text`` form ``read`` shows."""
-    return f"{anchor(number, line)}:{line}"
+    """The ``N#HH:text`` form ``read`` shows (a CR ending the line not shown, bytes that are not
+    UTF-8 as U+FFFD)."""
+    return f"{anchor(number, line)}:{display_text(line.removesuffix(chr(13)))}"
 
 
 @dataclass(slots=True, frozen=True)

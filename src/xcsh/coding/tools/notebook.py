@@ -8,7 +8,9 @@ removes it. ``content`` is required for edit/insert. The notebook is read and
 written with nbformat (the ``tools`` extra), keeping its format version; the
 result says ``Replaced cell N (type)`` / ``Inserted <type> cell at position N`` /
 ``Deleted cell N (type)`` and the new cell count; ``details``: ``action``,
-``cellIndex``, ``cellType``, ``totalCells``, ``cellSource`` (lines). Class exclusive.
+``cellIndex``, ``cellType``, ``totalCells``, ``cellSource`` (lines). The file is replaced
+atomically (``file_write``); ``content`` with an unpaired surrogate is refused before it is
+touched. Class exclusive.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from xcsh.coding.tools.defs_files import NOTEBOOK_ACTIONS as ACTIONS
 from xcsh.coding.tools.defs_files import NOTEBOOK_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_files import NOTEBOOK_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import check_model_text, write_file
 from xcsh.coding.tools.optional import require
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 
@@ -65,6 +68,8 @@ def _apply(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
         raise ToolError(f"Cell index {index} out of range (0-{upper}) for {action} in {shown}")
     if action != "delete" and not isinstance(content, str):
         raise ToolError(f"content (a string) is required for {action}")
+    if isinstance(content, str):
+        check_model_text(content, "content")
     v4 = nbformat.v4
     if action == "edit":
         cells[index]["source"] = content
@@ -84,10 +89,8 @@ def _apply(cwd: Path, args: dict[str, Any]) -> AgentToolResult:
         kind = str(removed.get("cell_type"))
         source = _source_lines(removed.get("source", ""))
         message = f"Deleted cell {index} ({kind})"
-    try:
-        nbformat.write(notebook, str(path))
-    except PermissionError as exc:
-        raise ToolError(f"Permission denied: {shown}") from exc
+    text = nbformat.writes(notebook)
+    write_file(path, (text if text.endswith("\n") else text + "\n").encode("utf-8"), shown)
     total = len(cells)
     details = {
         "action": action,

@@ -9,8 +9,10 @@ Contract (agent-behaviour §13.1, with this project's decisions):
 - Lines are shown according to ``numbering``: ``hash`` (``edit.mode`` hashline,
   the default) prefixes each line with ``N#ID:`` (see ``hashline``), ``number``
   with ``N:``, ``none`` shows plain text so the model can copy it into the
-  replace-mode ``edit``. A CR before the newline is not shown. A trailing newline
-  does not count as an extra line.
+  replace-mode ``edit``. A CR before the newline is not shown, nor a UTF-8 BOM
+  (line 1's anchor is the one ``edit`` expects). Bytes that are not UTF-8 are shown
+  as U+FFFD; anchors hash the line's bytes. A trailing newline does not count as
+  an extra line.
 - When more lines remain, the text ends, after a blank line, with
   ``[Showing lines 1-300 of 1200. Use sel=L301 to continue]`` (``(50.0KB limit)``
   is added when the byte cap cut it short).
@@ -39,6 +41,7 @@ from xcsh.coding.tools import read_sources as sources
 from xcsh.coding.tools.defs_files import DEFAULT_READ_LINES, Numbering, read_description
 from xcsh.coding.tools.defs_files import READ_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import display_text
 from xcsh.coding.tools.hashline import format_line
 from xcsh.coding.tools.ls import list_directory
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
@@ -47,6 +50,7 @@ from xcsh.coding.tools.truncate import MAX_BYTES, MAX_LINES, format_size
 MAX_DIR_ENTRIES = 500
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _SNIFF_BYTES = 8192
+_BOM = b"\xef\xbb\xbf"
 _SEL_RE = re.compile(r"^L?(\d+)(?:(-)(?:L?(\d+))?)?$", re.IGNORECASE)
 
 
@@ -96,15 +100,17 @@ def image_mime_type(head: bytes) -> str | None:
 
 
 def _decode_line(raw: bytes) -> str:
-    return raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
+    # bytes that are not UTF-8 stay as lone surrogates, so the anchor hashes the line as the
+    # edit tool sees it; they are shown as U+FFFD
+    return raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="surrogateescape")
 
 
 def _numbered(number: int, line: str, numbering: Numbering) -> str:
     if numbering == "hash":
         return format_line(number, line)
     if numbering == "number":
-        return f"{number}:{line}"
-    return line
+        return f"{number}:{display_text(line)}"
+    return display_text(line)
 
 
 def read_text_file(path: Path, shown: str, selection: LineSelection, numbering: Numbering = "none") -> str:
@@ -127,6 +133,8 @@ def render_lines(
     total = 0
     for raw in raw_lines:
         total += 1
+        if total == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]  # a BOM is no part of line 1 (edit keeps it and anchors without it)
         if total >= selection.start and len(collected) < selection.limit and collected_bytes <= MAX_BYTES:
             collected.append(_decode_line(raw))
             collected_bytes += len(raw)
@@ -138,7 +146,7 @@ def render_lines(
         raise ToolError(
             f"Line {selection.start} is beyond the end of {shown} ({total} lines). Use sel=L1 to read from the start."
         )
-    first = collected[0]
+    first = display_text(collected[0])
     first_size = len(first.encode("utf-8"))
     if first_size > MAX_BYTES:
         cut = first.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")

@@ -1,7 +1,9 @@
 """The ``write`` tool: create or overwrite a file.
 
 Contract: parent directories are created; the content is written as UTF-8 exactly
-as given (no newline translation); the result is ``Successfully wrote <n> bytes to
+as given (no newline translation), atomically (``file_write``: a failed write leaves the old
+file whole; a symbolic link is written through; the file's mode is kept); content with an
+unpaired surrogate is refused before the file is touched; the result is ``Successfully wrote <n> bytes to
 <path>`` where ``n`` is the content length in characters (the reference's count)
 and ``path`` is the path as the model wrote it. Content copied from hashline
 ``read`` output (every non-empty line starting ``N#ID:``) has those prefixes
@@ -31,6 +33,7 @@ from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools.defs_files import WRITE_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_files import WRITE_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.file_write import check_model_text, write_file
 from xcsh.coding.tools.hashline import strip_copied_prefixes
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.syntax_guard import syntax_error_after
@@ -83,17 +86,8 @@ def _guard_message(shown: str, path: Path, old: list[str], missing: list[str]) -
     return text
 
 
-def _write(path: Path, shown: str, content: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
-    except IsADirectoryError as exc:
-        raise ToolError(f"Cannot write {shown}: it is a directory") from exc
-    except PermissionError as exc:
-        raise ToolError(f"Permission denied: {shown}") from exc
-    except (NotADirectoryError, FileExistsError) as exc:
-        raise ToolError(f"Cannot write {shown}: a parent path is not a directory") from exc
+def _write(path: Path, shown: str, data: bytes) -> None:
+    write_file(path, data, shown)
 
 
 def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
@@ -110,6 +104,8 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
             raise ToolError("content must be a string")
         if "#" in content:
             content = "\n".join(strip_copied_prefixes(content.split("\n")))
+        check_model_text(content, "content")
+        data = content.encode("utf-8")
         path = resolve_path(cwd, raw_path)
         shown = display_path(cwd, path)
         refuse_special_file(path, shown)
@@ -122,7 +118,7 @@ def create_write_tool(cwd: Path, *, guard_overwrite: bool = False) -> AgentTool:
             broken = await asyncio.to_thread(_breaks_syntax, path, shown, content)
             if broken is not None:
                 raise ToolError(broken)
-        await asyncio.to_thread(_write, path, shown, content)
+        await asyncio.to_thread(_write, path, shown, data)
         text = f"Successfully wrote {len(content)} bytes to {raw_path}"
         if not same:
             return {"content": [{"type": "text", "text": text}]}

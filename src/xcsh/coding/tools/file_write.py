@@ -1,0 +1,228 @@
+"""Writing the files a tool names (``write``, ``edit``, ``notebook``, ``ast_edit``) without ever
+destroying one.
+
+Contract:
+
+- Text from the model is checked before any file is touched: a lone UTF-16 surrogate (a
+  ``"\\ud83d"`` escape in the tool call's JSON) cannot be written as UTF-8, so
+  :func:`check_model_text` raises a :class:`ToolError` naming where it is, and the file stays.
+- :class:`FileBatch` holds every file one call writes, creates or deletes. Adding a file
+  *stages* it: its bytes go to a new temporary file next to the target, get the target's mode
+  (and owner, where this process may set it), and are synced. Only :meth:`FileBatch.commit`
+  renames the temporary files over their targets (``os.replace``: a crash leaves the old file
+  or the new one, never a cut one). Leaving the ``with`` block without committing (a later file
+  failing, disk full, a permission refused) removes every temporary file and un-stages the
+  deletions, so every file of the call is as it was.
+- A target that is a symbolic link is written through: the file it leads to is replaced next to
+  itself and the link stays (as ``private_fs.replace_private_file`` does for private files).
+  A file with several hard links gets a new inode: the other names keep the old content.
+- Every ``OSError`` becomes a :class:`ToolError` whose text names the file and the cause
+  (``Permission denied: a.txt``, ``Cannot write a.txt: no space left on the device``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import stat
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from xcsh.coding.private_fs import write_fully
+from xcsh.coding.tools.errors import ToolError
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def check_model_text(text: str, where: str) -> None:
+    """Raise :class:`ToolError` when ``text`` (from the model) holds an unpaired surrogate.
+
+    ``where`` names the argument (``content``, ``edits[2].content``); the message gives the
+    line and column and says nothing was written.
+    """
+    found = _SURROGATE_RE.search(text)
+    if found is None:
+        return
+    start = found.start()
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    raise ToolError(
+        f"{where} contains an unpaired surrogate (U+{ord(found.group()):04X}) at line {line}, "
+        f"column {column}: it is not valid Unicode and cannot be written as UTF-8. Nothing was "
+        "written; send the text with that character removed or written out in full."
+    )
+
+
+def decode_file_text(raw: bytes) -> str:
+    """File bytes as text; bytes that are not UTF-8 become lone surrogates (``surrogateescape``),
+    so :func:`encode_file_text` gives them back unchanged."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def encode_file_text(text: str) -> bytes:
+    """The inverse of :func:`decode_file_text` (model text must have passed :func:`check_model_text`)."""
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` (from :func:`decode_file_text`) came from valid UTF-8."""
+    return _SURROGATE_RE.search(text) is None
+
+
+def display_text(text: str) -> str:
+    """``text`` for showing (tool results, diffs): each byte that was not UTF-8 as U+FFFD."""
+    return _SURROGATE_RE.sub("\ufffd", text) if _SURROGATE_RE.search(text) else text
+
+
+def file_identity(path: Path) -> Hashable:
+    """What makes two spellings of a path one file: device and inode when it exists, else the
+    path with its symbolic links resolved."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return (info.st_dev, info.st_ino)
+
+
+def os_error_text(exc: OSError, shown: str) -> str:
+    """A model-readable sentence for ``exc`` raised while writing ``shown``."""
+    code = exc.errno
+    if code in (errno.EACCES, errno.EPERM):
+        return f"Permission denied: {shown}"
+    reasons = {
+        errno.EISDIR: "it is a directory",
+        errno.ENOTDIR: "a parent path is not a directory",
+        errno.EEXIST: "a parent path is not a directory",
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "the disk quota is exceeded",
+        errno.EFBIG: "the file would exceed the size limit for files",
+        errno.EROFS: "the file system is read-only",
+        errno.ENAMETOOLONG: "the name is too long",
+        errno.ELOOP: "too many levels of symbolic links",
+    }
+    reason = reasons.get(code or 0) or (exc.strerror or str(exc)).lower()
+    return f"Cannot write {shown}: {reason}"
+
+
+def write_target(path: Path) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or where its symbolic link leads."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+@dataclass(slots=True)
+class _Staged:
+    shown: str
+    target: Path  # the file replaced (write) or removed (delete)
+    temp: Path  # the staged bytes (write) or the file moved aside (delete)
+    delete: bool
+
+
+class FileBatch:
+    """The files one tool call writes, staged as they are added and replaced together by :meth:`commit`."""
+
+    def __init__(self) -> None:
+        self._staged: list[_Staged] = []
+        self._done = False
+
+    def __enter__(self) -> FileBatch:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not self._done:
+            self.discard()
+
+    def write(self, path: Path, data: bytes, shown: str, *, mode_from: Path | None = None) -> None:
+        """Stage ``data`` as the new content of ``path`` (created with its parents when missing).
+
+        The new file gets the mode and owner of the file it replaces, else of ``mode_from`` (a
+        moved file's source), else the default for new files (``0666`` less the umask).
+        """
+        target = write_target(path)
+        temp = target.with_name(f".{target.name[:80]}.{os.urandom(5).hex()}.xcsh-tmp")
+        try:
+            try:
+                info: os.stat_result | None = os.stat(target)
+            except FileNotFoundError:
+                info = None
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                raise ToolError(f"Cannot write {shown}: it is not a regular file")
+            if info is None and mode_from is not None:
+                info = os.stat(mode_from)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            self._staged.append(_Staged(shown, target, temp, delete=False))
+            try:
+                write_fully(fd, data)
+                if info is not None:
+                    _copy_owner_and_mode(fd, info)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise ToolError(self._failed(os_error_text(exc, shown))) from exc
+
+    def delete(self, path: Path, shown: str) -> None:
+        """Stage the removal of ``path`` (a link itself, not its target): it is moved aside now,
+        removed by :meth:`commit`, put back by :meth:`discard`."""
+        aside = path.with_name(f".{path.name[:80]}.{os.urandom(5).hex()}.xcsh-del")
+        try:
+            os.rename(path, aside)
+        except OSError as exc:
+            text = os_error_text(exc, shown).replace("Cannot write", "Cannot delete", 1)
+            raise ToolError(self._failed(text)) from exc
+        self._staged.append(_Staged(shown, path, aside, delete=True))
+
+    def _failed(self, text: str) -> str:
+        return text + ". No file was changed."
+
+    def commit(self) -> None:
+        """Replace every staged file; a failure here (rare: the bytes are already on disk) names
+        the files already replaced and puts the rest back."""
+        done: list[str] = []
+        for item in self._staged:
+            try:
+                if item.delete:
+                    os.unlink(item.temp)
+                else:
+                    os.replace(item.temp, item.target)
+            except OSError as exc:
+                self._staged = self._staged[len(done) :]
+                self.discard()
+                written = f" Already changed: {', '.join(done)}." if done else " No file was changed."
+                raise ToolError(os_error_text(exc, item.shown) + "." + written) from exc
+            done.append(item.shown)
+        self._staged = []
+        self._done = True
+
+    def discard(self) -> None:
+        """Remove the temporary files and put moved-aside files back; every target is as it was."""
+        for item in reversed(self._staged):
+            with contextlib.suppress(OSError):
+                if item.delete:
+                    os.rename(item.temp, item.target)
+                else:
+                    os.unlink(item.temp)
+        self._staged = []
+        self._done = True
+
+
+def _copy_owner_and_mode(fd: int, info: os.stat_result) -> None:
+    if (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(OSError):  # another owner: only root (or a group member) may keep it
+            os.fchown(fd, info.st_uid, info.st_gid)
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
+
+
+def write_file(path: Path, data: bytes, shown: str) -> None:
+    """Replace (or create) one file with ``data`` atomically; raises :class:`ToolError`."""
+    with FileBatch() as batch:
+        batch.write(path, data, shown)
+        batch.commit()
