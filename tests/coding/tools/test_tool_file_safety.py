@@ -4,7 +4,6 @@ writes are atomic and all-or-nothing per call, modes, links, encodings and line 
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -191,7 +190,10 @@ def test_a_write_that_hits_the_file_size_limit_leaves_every_file_of_the_call_who
         check=True,
     )
     errors = json.loads(done.stdout)
-    assert errors[0] == "Cannot write big.txt: the file would exceed the size limit for files. No file was changed."
+    assert (
+        errors[0]
+        == "Cannot write big.txt: the file would exceed the size limit for files. No file was changed."
+    )
     assert (
         errors[1]
         == "Cannot write b.txt: the file would exceed the size limit for files. No file was changed."
