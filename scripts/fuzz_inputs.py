@@ -90,6 +90,10 @@ def random_reply(rng: random.Random, gates: list[s.Gate], host_tool: bool) -> An
                     b"data: [DONE]\n\n",
                     b'data: {"choices":[{"delta":{"content":5}}]}\n\n',
                     b"event: x\n" * 100,
+                    # wrongly shaped JSON on each wire (tests/ai/test_stream_shapes.py)
+                    b'data: {"choices":"oops"}\n\n',
+                    b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":"9"}}}\n\n',
+                    b'event: response.created\ndata: {"type":"response.created","response":[5]}\n\n',
                 ]
             )
         )

@@ -60,6 +60,16 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
     gates: list[s.Gate] = []
     api = ["openai-completions", "anthropic-messages", "openai-responses"][seed % 3]
     ws = Workspace(root, fake.base_url, api)
+    # everything the process (and the tools it runs) writes stays under the run's directory:
+    # home, caches, config and temporary files included
+    for name, sub in (
+        ("HOME", "home"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("TMPDIR", "tmp"),
+    ):
+        (root / sub).mkdir(exist_ok=True)
+        ws.env[name] = str(root / sub)
     (ws.proj / "a.txt").write_text("hello\n")
     ws.config("retry:\n  baseDelayMs: 5\n  maxDelayMs: 20\ncompaction:\n  enabled: true\n")
     for _ in range(4000):

@@ -162,7 +162,9 @@ def context_of_branch(path: Sequence[SessionEntry]) -> SessionContext:
             context.compaction = entry
             compaction_index = index
         elif kind == "ttsr_injection":
-            context.injected_rules.update(r for r in entry.get("injectedRules") or [] if isinstance(r, str))
+            rules = entry.get("injectedRules")
+            if isinstance(rules, list):  # a hand-edited entry may hold anything
+                context.injected_rules.update(r for r in rules if isinstance(r, str))
         elif kind == "mode_change":
             context.mode = entry.get("mode") or "none"
             data = entry.get("data")

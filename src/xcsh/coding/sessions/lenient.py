@@ -9,6 +9,7 @@ still hold a message the agent cannot use: every later request of the session wo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from xcsh.ai.types import zero_usage
@@ -31,8 +32,8 @@ def usable_entry(obj: dict[str, Any]) -> bool:
     its type (a tool call also needs object ``arguments``); an assistant message without a
     block list or a ``stopReason``; a tool result without ``toolCallId``/``toolName``. An
     assistant message missing ``api``/``provider``/``model`` (read as ``""``: another model's),
-    ``usage`` (zero) or ``timestamp`` (0) is completed. Other entry types and roles are read
-    field by field with defaults.
+    ``usage`` (zero) is completed; a ``timestamp`` that is not a number reads as 0 whatever the
+    role. Other entry types and roles are read field by field with defaults.
     """
     kind = obj.get("type")
     if kind == "custom_message":
@@ -42,6 +43,9 @@ def usable_entry(obj: dict[str, Any]) -> bool:
     message = obj.get("message")
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         return False
+    timestamp = message.get("timestamp")
+    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)) or not math.isfinite(timestamp):
+        message["timestamp"] = 0  # what a missing one reads as; converters take it as a number
     role = message["role"]
     if role == "user":
         return _blocks(message.get("content"), text=True)
@@ -68,24 +72,24 @@ def _complete_assistant(message: dict[str, Any]) -> None:
     if not (_complete_numbers(usage, zero) and _complete_numbers(usage["cost"], zero["cost"])):
         complete: dict[str, Any] = dict(zero)
         if isinstance(usage, dict):
-            complete.update({k: v for k, v in usage.items() if k in zero and isinstance(v, (int, float))})
+            complete.update({k: v for k, v in usage.items() if k in zero and k != "cost" and _number(v)})
             cost = usage.get("cost")
             if isinstance(cost, dict):
-                complete["cost"] = {
-                    **zero["cost"],
-                    **{k: v for k, v in cost.items() if isinstance(v, (int, float))},
-                }
+                complete["cost"] = {**zero["cost"], **{k: v for k, v in cost.items() if _number(v)}}
         message["usage"] = complete
-    timestamp = message.get("timestamp")
-    if not isinstance(timestamp, (int, float)) or isinstance(timestamp, bool):
-        message["timestamp"] = 0
 
 
 def _complete_numbers(value: object, template: Any) -> bool:
     """``value`` is an object with a number (or, for ``cost``, an object) for each key of ``template``."""
     return isinstance(value, dict) and all(
-        isinstance(value.get(k), dict if isinstance(v, dict) else (int, float)) for k, v in template.items()
+        isinstance(value.get(k), dict) if isinstance(v, dict) else _number(value.get(k))
+        for k, v in template.items()
     )
+
+
+def _number(value: object) -> bool:
+    """A finite JSON number (``true`` is not one, though Python counts it as an int)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _blocks(content: object, *, text: bool) -> bool:

@@ -88,7 +88,7 @@ def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | No
 
     Raises :class:`NotASessionError` when it has content but no valid header.
 
-    Unparseable lines, stray headers, id-less lines and messages the agent cannot use
+    Unparseable lines, stray headers, lines without a string ``type`` or ``id`` and messages the agent cannot use
     (:func:`~xcsh.coding.sessions.lenient.usable_entry`) are skipped; blob references
     are resolved when ``blobs`` is given. Raises ``OSError`` when the file cannot be read.
     """
@@ -106,6 +106,9 @@ def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | No
 
     objects, migrated = migrate_to_current(parsed.objects)
     header = cast(SessionHeader, objects[0])
+    for name in ("title", "titleSource", "parentSession"):
+        if name in header and not isinstance(header.get(name), str):
+            del header[name]  # type: ignore[misc]  # hand-edited: as if never set (frames carry strings)
     entries: list[SessionEntry] = []
     spans: list[tuple[int, int]] = []  # a migrated file is written whole again: no line is reused
     unknown = (-1, 0)  # a line that is re-encoded when the file is rewritten
@@ -114,8 +117,12 @@ def read_session_file(path: Path, blobs: BlobStore | None) -> LoadedSession | No
     for obj, has_ref, span, risky in zip(
         objects[1:], parsed.has_blob_ref[1:], lines, parsed.float_risk[1:], strict=True
     ):
-        if obj.get("type") == "session" or not isinstance(obj.get("id"), str):
-            continue  # a stray header or an id-less line cannot take part in the tree
+        kind = obj.get("type")
+        if kind == "session" or not isinstance(kind, str) or not isinstance(obj.get("id"), str):
+            continue  # a stray header, or a line without a type or an id, cannot take part in the tree
+        parent = obj.get("parentId")
+        if parent is not None and not isinstance(parent, str):
+            obj["parentId"] = None  # a parent that names no entry (a hand-edited 7): a root, as a lost parent
         if not usable_entry(obj):
             skipped += 1  # what the agent cannot use as a message is skipped like an unparseable line
             continue

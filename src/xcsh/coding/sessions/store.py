@@ -391,11 +391,13 @@ class SessionStore(EntryAppends):
             self._by_message[id(entry.get("message"))] = entry
             self._has_message = True
         elif kind == "label":
-            label = entry.get("label")
-            if label:
-                self._labels[entry.get("targetId", "")] = label
+            label, target = entry.get("label"), entry.get("targetId", "")
+            if not isinstance(target, str):
+                pass  # a hand-edited entry naming no entry labels nothing
+            elif label and isinstance(label, str):
+                self._labels[target] = label
             else:
-                self._labels.pop(entry.get("targetId", ""), None)
+                self._labels.pop(target, None)
         elif kind == "custom_message":
             self._has_message = True
 

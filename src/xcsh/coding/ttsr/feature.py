@@ -56,8 +56,9 @@ def injected_names(entries: list[Any]) -> list[str]:
     """Rule names recorded by the session's ``ttsr_injection`` entries."""
     names: list[str] = []
     for entry in entries:
-        if entry.get("type") == "ttsr_injection":
-            names.extend(n for n in entry.get("injectedRules") or [] if isinstance(n, str))
+        rules = entry.get("injectedRules") if entry.get("type") == "ttsr_injection" else None
+        if isinstance(rules, list):  # a hand-edited entry may hold anything
+            names.extend(n for n in rules if isinstance(n, str))
     return names
 
 
