@@ -33,7 +33,8 @@ USAGE = {
 
 
 def entries(cwd: Path) -> list[dict[str, Any]]:
-    """A small, valid session: header, a model, a question and its answer, a label, a TTSR entry."""
+    """A small, valid session: header, a model, a question and its answer, a label, a TTSR entry,
+    a custom message, a branch summary and a compaction."""
     answer = {
         "role": "assistant",
         "content": [{"type": "text", "text": "a1"}],
@@ -50,6 +51,21 @@ def entries(cwd: Path) -> list[dict[str, Any]]:
         {"type": "message", "message": answer},
         {"type": "label", "targetId": "e2", "label": "here"},
         {"type": "ttsr_injection", "injectedRules": ["r1"]},
+        {
+            "type": "custom_message",
+            "customType": "note",
+            "content": "remember",
+            "display": True,
+            "attribution": "agent",
+        },
+        {"type": "branch_summary", "fromId": "root", "summary": "went elsewhere"},
+        {
+            "type": "compaction",
+            "summary": "S",
+            "shortSummary": "s",
+            "firstKeptEntryId": "e2",
+            "tokensBefore": 12,
+        },
     ]
     for n, entry in enumerate(body, start=1):
         entry.update(
@@ -75,6 +91,14 @@ ROWS: list[tuple[str, int, tuple[Any, ...], Any]] = [
     ("an entry whose type is a number", 4, ("type",), 7),
     ("an entry whose parent is a number", 5, ("parentId",), 7),
     ("a token count that is true", 3, ("message", "usage", "input"), True),
+    ("a custom message whose type is a number", 6, ("customType",), 7),
+    ("a custom message whose display is text", 6, ("display",), "x"),
+    ("a custom message attributed to a number", 6, ("attribution",), 7),
+    ("a branch summary that is a number", 7, ("summary",), 7),
+    ("a branch summary from an object", 7, ("fromId",), {"k": 1}),
+    ("a compaction summary that is null", 8, ("summary",), None),
+    ("a compaction short summary that is an array", 8, ("shortSummary",), []),
+    ("a compaction token count that is text", 8, ("tokensBefore",), "x"),
 ]
 
 

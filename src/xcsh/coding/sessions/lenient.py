@@ -33,11 +33,19 @@ def usable_entry(obj: dict[str, Any]) -> bool:
     block list or a ``stopReason``; a tool result without ``toolCallId``/``toolName``. An
     assistant message missing ``api``/``provider``/``model`` (read as ``""``: another model's),
     ``usage`` (zero) is completed; a ``timestamp`` that is not a number reads as 0 whatever the
-    role. Other entry types and roles are read field by field with defaults.
+    role. The fields ``custom_message``, ``compaction`` and ``branch_summary`` entries turn into
+    messages are completed the same way (:func:`_complete_custom`, :func:`_complete_summary`).
+    Other entry types and roles are read field by field with defaults.
     """
     kind = obj.get("type")
     if kind == "custom_message":
-        return _blocks(obj.get("content"), text=True)
+        if not _blocks(obj.get("content"), text=True):
+            return False
+        _complete_custom(obj)
+        return True
+    if kind in ("compaction", "branch_summary"):
+        _complete_summary(obj)
+        return True
     if kind != "message":
         return True
     message = obj.get("message")
@@ -61,6 +69,31 @@ def usable_entry(obj: dict[str, Any]) -> bool:
             and _blocks(message.get("content"), text=False)
         )
     return True
+
+
+def _complete_custom(entry: dict[str, Any]) -> None:
+    """A ``custom_message`` entry's fields as its ``custom`` message needs them: a string type,
+    a boolean ``display`` (the truth of what is there), no ``attribution`` but ``user``/``agent``."""
+    if not isinstance(entry.get("customType"), str):
+        entry["customType"] = ""
+    if not isinstance(entry.get("display"), bool):
+        entry["display"] = bool(entry.get("display"))
+    if "attribution" in entry and entry["attribution"] not in ("user", "agent"):
+        del entry["attribution"]
+
+
+def _complete_summary(entry: dict[str, Any]) -> None:
+    """A ``compaction`` or ``branch_summary`` entry's fields as its summary message needs them: a
+    summary that is not text is none (an empty one contributes nothing), a count that is not a
+    number is 0, a ``fromId`` that is not an id is ``root``."""
+    if not isinstance(entry.get("summary"), str):
+        entry["summary"] = ""
+    if "shortSummary" in entry and not isinstance(entry["shortSummary"], str):
+        del entry["shortSummary"]
+    if entry.get("type") == "compaction" and not _number(entry.get("tokensBefore")):
+        entry["tokensBefore"] = 0
+    if entry.get("type") == "branch_summary" and not isinstance(entry.get("fromId"), str):
+        entry["fromId"] = "root"
 
 
 def _complete_assistant(message: dict[str, Any]) -> None:
