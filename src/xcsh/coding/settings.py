@@ -296,10 +296,11 @@ class Settings:
         self.version += 1
 
     def get_int(self, key: str, default: int) -> int:
+        """The value as an int; ``default`` when it is not a number (``.inf`` and ``.nan`` included)."""
         value = self.get(key, default)
         try:
             return int(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return default
 
     def get_bool(self, key: str, default: bool) -> bool:
