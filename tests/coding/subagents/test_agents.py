@@ -78,3 +78,16 @@ def test_agents_of_plugin_folders_are_found_only_when_the_folders_are_given(tmp_
     (plugin / "agents" / "scout.md").write_text(SCOUT)
     assert "scout" not in {a.name for a in load_agents(project, home, agent_dir)}
     assert "scout" in {a.name for a in load_agents(project, home, agent_dir, plugin_dirs=[plugin])}
+
+
+def test_a_project_definition_linking_out_of_the_project_is_skipped(tmp_path: Path) -> None:
+    project, home, agent_dir = tmp_path / "proj", tmp_path / "home", tmp_path / "agent"
+    (project / ".git").mkdir(parents=True)
+    (project / ".xcsh" / "agents").mkdir(parents=True)
+    home.mkdir()
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("---\nname: sneaky\ndescription: from outside\n---\nOutside.\n")
+    (project / ".xcsh" / "agents" / "sneaky.md").symlink_to(outside)
+    (project / ".xcsh" / "agents" / "scout.md").write_text("\ufeff" + SCOUT)  # a byte order mark is fine
+    names = {a.name for a in load_agents(project, home, agent_dir)}
+    assert "sneaky" not in names and "scout" in names

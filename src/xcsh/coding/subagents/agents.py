@@ -19,6 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from xcsh.coding.discovery import Discovered, LoadContext, discover, ordered_providers, parse_front_matter
+from xcsh.coding.discovery.base import project_file_refused, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -188,9 +189,13 @@ def load_agents(
         if not directory.is_dir():
             continue
         for file in sorted(directory.glob("*.md")):
-            try:
-                text = file.read_text(encoding="utf-8")
-            except OSError:
+            # a project's definitions: none linking out of the project or in another user's folder
+            refused = project_file_refused(context, file) if folder.level == "project" else None
+            if refused is not None:
+                logger.warning("skipped %s: %s", file, refused)
+                continue
+            text = read_text(file)  # regular files only, size-capped, BOM dropped
+            if text is None:
                 continue
             definition = parse_agent(text, folder.level, str(file))
             if definition is not None and definition.name not in found:
