@@ -40,6 +40,10 @@ def configure(options: StartupOptions) -> SessionToolsConfig:
 
 def install(session: AgentSession, config: SessionToolsConfig) -> None:
     """Register python, task and inspect_image on ``session`` per the tool selection."""
+    from xcsh.coding.bash.spill import hold_spill_files
+
+    # the bash output saved past the limit (paths in notices) lives as long as the session
+    session.hooks.on_shutdown.append(hold_spill_files())
     added: list[AgentTool] = []
     active: list[str] = []
 

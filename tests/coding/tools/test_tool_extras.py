@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import sqlite3
@@ -12,10 +13,12 @@ from typing import Any
 
 import pytest
 
-from coding.tools.tool_fixtures import minimal_pdf, pages  # noqa: F401  (pages is a fixture)
+from coding.tools.tool_fixtures import DRIP_STARTED, minimal_pdf, pages  # noqa: F401  (pages is a fixture)
 from xcsh.agent.types import AgentToolResult
+from xcsh.ai.abort import AbortController
 from xcsh.coding.tools import ToolError, ToolOptions, create_coding_tools
 from xcsh.coding.tools.calc import evaluate
+from xcsh.coding.tools.errors import ToolAbortedError
 
 
 async def _run(cwd: Path, name: str, args: dict[str, Any]) -> AgentToolResult:
@@ -168,6 +171,25 @@ async def test_read_fetches_urls_as_markdown_with_paging_and_errors(
     assert big.endswith("[Showing lines 1-300 of 403. Use sel=L301 to continue]")
     with pytest.raises(ToolError, match="HTTP 404"):
         await _run(tmp_path, "read", {"path": f"{pages}/missing", "timeout": 5})
+
+
+async def test_a_url_read_s_timeout_bounds_the_whole_download_and_an_abort_ends_it(
+    tmp_path: Path,
+    pages: str,  # noqa: F811
+) -> None:
+    # the page sends a byte every 0.2 s: no single socket read ever waits a second
+    with pytest.raises(ToolError, match=r"timed out after 1s"):
+        await _run(tmp_path, "read", {"path": f"{pages}/drip", "timeout": 1})
+    DRIP_STARTED.clear()
+    controller = AbortController()
+    tool = create_coding_tools(tmp_path, ["read"], ToolOptions())[0]
+    running = asyncio.ensure_future(
+        tool.execute("c1", {"path": f"{pages}/drip", "timeout": 45}, controller.signal, lambda _: None)
+    )
+    assert await asyncio.to_thread(DRIP_STARTED.wait, 10)
+    controller.abort()
+    with pytest.raises(ToolAbortedError):
+        await asyncio.wait_for(running, 10)
 
 
 def test_tool_schemas_are_json_serialisable(tmp_path: Path) -> None:

@@ -191,9 +191,9 @@ async def test_home_relative_and_absolute_paths_resolve(
     assert _text(await _read(home, path="@h.txt")) == "from home"
 
 
-def test_read_tool_is_shared_and_not_abortable(tmp_path: Path) -> None:
+def test_read_tool_is_shared_and_abortable_for_url_downloads(tmp_path: Path) -> None:
     tool = create_read_tool(tmp_path)
-    assert (tool.name, tool.concurrency, tool.abortable) == ("read", "shared", False)
+    assert (tool.name, tool.concurrency, tool.abortable) == ("read", "shared", True)
     assert tool.parameters["required"] == ["path"]
     assert tool.parameters["additionalProperties"] is False
 

@@ -36,8 +36,31 @@ def minimal_pdf(text: str) -> bytes:
     return out.getvalue()
 
 
+DRIP_STARTED = threading.Event()
+"""Set when the ``/drip`` page has sent its first body byte."""
+
+
 class _Pages(BaseHTTPRequestHandler):
+    def _drip(self) -> None:
+        """A body of 40 bytes sent one byte every 0.2 s (until the reader goes away)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "40")
+        self.end_headers()
+        stop = threading.Event()
+        for _ in range(40):
+            try:
+                self.wfile.write(b"x")
+                self.wfile.flush()
+            except OSError:
+                return
+            DRIP_STARTED.set()
+            stop.wait(0.2)
+
     def do_GET(self) -> None:
+        if self.path == "/drip":
+            self._drip()
+            return
         if self.path == "/page":
             body = b"<html><head><style>p{}</style></head><body><h1>Title</h1><p>Some <b>bold</b> text.</p></body></html>"
             self.send_response(200)
@@ -60,6 +83,7 @@ class _Pages(BaseHTTPRequestHandler):
 @pytest.fixture
 def pages() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -5,8 +5,11 @@
   removed, then streamed to ``on_output`` in sanitised chunks.
 - Only the last 51 200 bytes are kept (whole lines, unless one line alone is
   larger); when more was produced the full sanitised output is spilled to a temp
-  file (``OutputCapture.spill_path``). Line counts follow rpc-protocol §5.8:
-  newline count + 1, 0 for no output.
+  file (``OutputCapture.spill_path``), up to :data:`SPILL_LIMIT_BYTES`: past that the
+  file ends with a line saying the rest was not saved (``spill_capped``). Line counts
+  follow rpc-protocol §5.8: newline count + 1, 0 for no output.
+- Spill files live in one private directory per process, removed when the session ends
+  (``xcsh.coding.bash.spill``).
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ from collections.abc import Callable
 from typing import IO
 
 from xcsh.coding.bash import OUTPUT_LIMIT_BYTES as OUTPUT_LIMIT_BYTES  # its old home
+from xcsh.coding.bash.spill import new_spill_file
 
 _MAX_PENDING_CHARS = 8192
+SPILL_LIMIT_BYTES = 50 * 1024 * 1024
+"""The most of one command's output kept in its spill file."""
+
 
 _ESCAPE_RE = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC … BEL/ST
@@ -50,9 +57,14 @@ class OutputCapture:
     """Decode, sanitise, count and tail-buffer a byte stream; spill everything to a file past the limit."""
 
     def __init__(
-        self, *, limit_bytes: int = OUTPUT_LIMIT_BYTES, on_output: Callable[[str], None] | None = None
+        self,
+        *,
+        limit_bytes: int = OUTPUT_LIMIT_BYTES,
+        on_output: Callable[[str], None] | None = None,
+        spill_limit_bytes: int = SPILL_LIMIT_BYTES,
     ):
         self._limit = limit_bytes
+        self._spill_limit = spill_limit_bytes
         self._on_output = on_output
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending = ""
@@ -62,6 +74,8 @@ class OutputCapture:
         self.total_bytes = 0
         self.total_newlines = 0
         self.spill_path: str | None = None
+        self.spill_capped = False
+        self._spilled = 0
 
     def feed(self, data: bytes) -> None:
         text = self._pending + self._decoder.decode(data)
@@ -93,19 +107,42 @@ class OutputCapture:
         self._chunks.append((text, size))
         self._kept_bytes += size
         if self._spill is not None:
-            self._spill.write(text)
-        elif self.total_bytes > self._limit:
-            import tempfile  # on first spill only
-
-            fd, path = tempfile.mkstemp(prefix="xcsh-bash-", suffix=".log")
-            self._spill = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
-            self.spill_path = path
-            for chunk, _ in self._chunks:
-                self._spill.write(chunk)
+            self._write_spill(text, size)
+        elif self.total_bytes > self._limit and not self.spill_capped:
+            try:
+                fd, path = new_spill_file()
+            except OSError:
+                self.spill_capped = True  # no temp space: the tail is still returned
+            else:
+                self._spill = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+                self.spill_path = path
+                for chunk, chunk_size in self._chunks:
+                    if self._spill is None:
+                        break
+                    self._write_spill(chunk, chunk_size)
         while len(self._chunks) > 1 and self._kept_bytes - self._chunks[0][1] >= self._limit:
             self._kept_bytes -= self._chunks.popleft()[1]
         if self._on_output is not None:
             self._on_output(text)
+
+    def _write_spill(self, text: str, size: int) -> None:
+        assert self._spill is not None
+        if self._spilled + size > self._spill_limit:
+            self.spill_capped = True
+            self._spill.write(
+                f"\n[xcsh: output past {self._spill_limit / (1024 * 1024):.1f}MB was not saved]\n"
+            )
+            self._spill.close()
+            self._spill = None
+            return
+        try:
+            self._spill.write(text)
+        except OSError:  # disk full: keep what is there, stop saving
+            self.spill_capped = True
+            self._spill.close()
+            self._spill = None
+            return
+        self._spilled += size
 
     @property
     def truncated(self) -> bool:

@@ -9,10 +9,13 @@ Contract (agent-behaviour §13.1, §10):
   session cwd) with the non-interactive environment plus ``env``.
 - ``timeout`` in seconds, default 300, clamped to 1–3600.
 - Output streams to ``on_update`` as partial results (at most one every 100 ms, the
-  first at once). Only the last 51 200 bytes are returned; the full output is then
-  kept in a temp file named in the notice and in ``details.fullOutputPath``.
+  first at once). Only the last 51 200 bytes are returned; the full output (up to
+  50 MiB) is then kept in a temp file named in the notice and in
+  ``details.fullOutputPath``, readable until the session ends (``coding.bash.spill``).
 - ``head``/``tail`` keep the first/last N lines of the whole output (both: head
-  first, then tail). Empty output → ``(no output)``.
+  first, then tail), then the byte budget: with ``head`` alone the first lines that fit,
+  else the last; the notice names the lines shown and says when the budget cut them.
+  Empty output → ``(no output)``.
 - Non-zero exit → ToolError ``<output>\\n\\nCommand exited with code N``; timeout →
   ToolError ending ``[Command timed out after N seconds]``; abort → ToolError ending
   ``Command aborted``.
@@ -23,7 +26,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ from xcsh.agent.tool import AgentTool
 from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.bash import OUTPUT_LIMIT_BYTES
+from xcsh.coding.bash.capture import SPILL_LIMIT_BYTES
 from xcsh.coding.bash.process import (
     BashLaunchError,
     ProcessOutcome,
@@ -43,7 +48,7 @@ from xcsh.coding.tools.defs_search import BASH_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.defs_search import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
-from xcsh.coding.tools.truncate import format_size, tail_bytes
+from xcsh.coding.tools.truncate import format_size, head_bytes, truncate_head, truncate_tail
 
 UPDATE_INTERVAL_S = 0.1
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -80,28 +85,86 @@ def _positive_int(args: dict[str, Any], name: str) -> int | None:
     return int(value)
 
 
-def _filtered(outcome: ProcessOutcome, head: int | None, tail: int | None) -> tuple[str, str | None]:
-    """Apply head/tail to the whole output; returns text and an optional notice."""
+def _output_lines(outcome: ProcessOutcome) -> Iterator[str]:
+    """Every line of the command's output (from its spill file when it was saved to one)."""
     capture = outcome.capture
-    if capture.spill_path is not None:
-        text = Path(capture.spill_path).read_text(encoding="utf-8", errors="replace")
+    if capture.spill_path is None:
+        yield from _split_lines(capture.tail())
+        return
+    with open(capture.spill_path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            yield line.removesuffix("\n")
+
+
+def _selected(lines: Iterable[str], head: int | None, tail: int | None) -> tuple[list[str], int, int]:
+    """(the lines head/tail select, index of the first, total lines), holding no more lines in
+    memory than the byte budget could show."""
+    kept: deque[str] = deque()
+    kept_bytes = 0
+    total = 0
+    first = 0
+    for line in lines:
+        total += 1
+        if head is not None and total > head:
+            continue
+        if head is not None and tail is None:
+            if kept_bytes <= OUTPUT_LIMIT_BYTES:  # past the budget no further line can show
+                kept.append(line)
+                kept_bytes += len(line) + 1
+            continue
+        kept.append(line)
+        kept_bytes += len(line) + 1
+        while len(kept) > 1 and (
+            (tail is not None and len(kept) > tail) or kept_bytes - len(kept[0]) - 1 > OUTPUT_LIMIT_BYTES * 4
+        ):
+            kept_bytes -= len(kept.popleft()) + 1
+            first += 1
+    return list(kept), first, total
+
+
+def _filtered(outcome: ProcessOutcome, head: int | None, tail: int | None) -> tuple[str, str | None]:
+    """Apply head/tail to the whole output, then the byte budget (head keeps the first lines that
+    fit, tail the last); returns text and the notice naming the lines shown."""
+    lines, first, total = _selected(_output_lines(outcome), head, tail)
+    text = "\n".join(lines)
+    cut = (
+        truncate_tail(text, max_lines=len(lines) or 1, max_bytes=OUTPUT_LIMIT_BYTES)
+        if tail is not None
+        else None
+    )
+    if cut is None:
+        cut = truncate_head(text, max_lines=len(lines) or 1, max_bytes=OUTPUT_LIMIT_BYTES)
+    body = cut.content
+    start = first + 1
+    if tail is not None and cut.truncated:
+        start = first + len(lines) - cut.output_lines + 1
+    partial = ""
+    if cut.first_line_exceeds_limit:  # head: one line longer than the budget, shown cut
+        body = head_bytes(lines[0], OUTPUT_LIMIT_BYTES)
+        partial = f"line {start} cut at {format_size(OUTPUT_LIMIT_BYTES)}; "
+        shown_lines = 1
     else:
-        text = capture.tail()
-    lines = _split_lines(text)
-    total = len(lines)
-    first, last = 0, total
-    if head is not None:
-        last = min(last, head)
-    if tail is not None:
-        first = max(first, last - tail)
-    kept = lines[first:last]
-    body = tail_bytes("\n".join(kept), OUTPUT_LIMIT_BYTES)
-    if len(kept) == total:
+        shown_lines = cut.output_lines if lines else 0
+    end = start + shown_lines - 1
+    if cut.last_line_partial:  # tail: one line longer than the budget, its end shown
+        partial = f"line {end} cut to its last {format_size(OUTPUT_LIMIT_BYTES)}; "
+    if not cut.truncated and len(lines) == total:
         return body, None
     which = ", ".join(
         f"{name}={value}" for name, value in (("head", head), ("tail", tail)) if value is not None
     )
-    return body, f"[Showing lines {first + 1}-{last} of {total} ({which})]"
+    limit = f", {format_size(OUTPUT_LIMIT_BYTES)} limit" if cut.truncated else ""
+    saved = _saved(outcome)
+    return body, f"[Showing lines {start}-{end} of {total} ({partial}{which}{limit}){saved}]"
+
+
+def _saved(outcome: ProcessOutcome) -> str:
+    capture = outcome.capture
+    if capture.spill_path is None:
+        return ""
+    if capture.spill_capped:
+        return f". Output saved up to its first {format_size(SPILL_LIMIT_BYTES)}: {capture.spill_path}"
+    return f". Full output: {capture.spill_path}"
 
 
 def _unfiltered(outcome: ProcessOutcome) -> tuple[str, str | None, dict[str, Any]]:
@@ -113,10 +176,7 @@ def _unfiltered(outcome: ProcessOutcome) -> tuple[str, str | None, dict[str, Any
     total = capture.total_newlines + (0 if text.endswith("\n") else 1)
     shown_lines = len(_split_lines(shown))
     start = max(1, total - shown_lines + 1)
-    notice = (
-        f"[Showing lines {start}-{total} of {total} ({format_size(OUTPUT_LIMIT_BYTES)} limit). "
-        f"Full output: {capture.spill_path}]"
-    )
+    notice = f"[Showing lines {start}-{total} of {total} ({format_size(OUTPUT_LIMIT_BYTES)} limit){_saved(outcome)}]"
     details = {
         "truncation": {
             "direction": "tail",

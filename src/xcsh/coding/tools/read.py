@@ -19,7 +19,7 @@ Contract (agent-behaviour §13.1, with this project's decisions):
 - Directories are listed like ``ls`` (max 500 entries); PNG/JPEG/GIF/WebP files
   (recognised by magic bytes) come back as an image block plus a short text;
   other files containing NUL bytes are refused as binary.
-- Class shared, not abortable.
+- Class shared; abortable (an abort ends a URL download; file reads are short).
 """
 
 from __future__ import annotations
@@ -196,12 +196,17 @@ def _special(cwd: Path, raw_path: str, path: Path, shown: str, head: bytes) -> s
 
 
 def _read(
-    cwd: Path, raw_path: str, sel: str | None, numbering: Numbering, timeout: object = None
+    cwd: Path,
+    raw_path: str,
+    sel: str | None,
+    numbering: Numbering,
+    timeout: object = None,
+    signal: AbortSignal | None = None,
 ) -> AgentToolResult:
     selection = parse_selection(sel)
     if sources.is_url(raw_path.strip()):
         url = raw_path.strip()
-        return _converted(sources.read_url(url, sources.clamp_timeout(timeout)), url, selection)
+        return _converted(sources.read_url(url, sources.clamp_timeout(timeout), signal), url, selection)
     path = resolve_path(cwd, raw_path)
     shown = display_path(cwd, path)
     if not path.exists():
@@ -265,7 +270,9 @@ def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
             raise ToolError("path is required")
         sel = args.get("sel")
         selection = sel if isinstance(sel, str) else None
-        return await asyncio.to_thread(_read, cwd, raw_path, selection, numbering, args.get("timeout"))
+        return await asyncio.to_thread(
+            _read, cwd, raw_path, selection, numbering, args.get("timeout"), signal
+        )
 
     return AgentTool(
         name="read",
@@ -274,7 +281,6 @@ def create_read_tool(cwd: Path, numbering: Numbering = "none") -> AgentTool:
         parameters=_PARAMETERS,
         execute=execute,
         concurrency="shared",
-        abortable=False,
     )
 
 

@@ -5,7 +5,8 @@ since none of these can be edited by anchor) plus ``details``; failures raise
 ToolError. Limits follow the reference:
 
 - URLs (``http://``/``https://``): ``timeout`` seconds (default 20, clamped 1-45)
-  for the whole download, at most 50 MiB read; HTML becomes Markdown (markdownify,
+  for the whole download (connecting, headers and body; an abort ends it too), at most
+  50 MiB read; HTML becomes Markdown (markdownify,
   the ``tools`` extra), other text is shown as is, at most 500 000 characters.
   The text starts with ``URL:`` and ``Content-Type:`` lines. Loopback hosts are
   reached directly, other hosts through the environment's proxy settings.
@@ -30,20 +31,25 @@ imported by the reader that needs them, not at start-up (docs/performance.md, pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.optional import require
 from xcsh.coding.tools.truncate import format_size
 
 if TYPE_CHECKING:
     import sqlite3
     import urllib.request
+
+    from xcsh.ai.abort import AbortSignal
 
 URL_TIMEOUT_DEFAULT = 20.0
 URL_TIMEOUT_MIN = 1.0
@@ -106,8 +112,53 @@ def html_to_markdown(html: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def read_url(url: str, timeout: float) -> Converted:
-    """Fetch ``url`` within ``timeout`` and the size cap; HTML is converted to Markdown."""
+def _socket_of(response: Any) -> socket.socket | None:
+    """The socket under an ``http.client`` response (None when it cannot be found)."""
+    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _shutdown(sock: socket.socket | None) -> None:
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
+
+
+def _read_body(response: Any, deadline: float, signal: AbortSignal | None) -> bytes:
+    """The body, read in pieces against ``deadline`` (a monotonic time); stops past the size cap
+    and ends when ``signal`` aborts. Raises TimeoutError past the deadline."""
+    sock = _socket_of(response)
+    remove = signal.add_callback(lambda: _shutdown(sock)) if signal is not None else None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= URL_MAX_BYTES:
+            if signal is not None and signal.aborted:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            if sock is not None:
+                sock.settimeout(remaining)
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        if signal is None or not signal.aborted:
+            raise
+    finally:
+        if remove is not None:
+            remove()
+    if signal is not None and signal.aborted:
+        raise ToolAbortedError("Reading the URL was aborted")
+    return b"".join(chunks)
+
+
+def read_url(url: str, timeout: float, signal: AbortSignal | None = None) -> Converted:
+    """Fetch ``url`` within ``timeout`` seconds in all (connecting, headers and the whole body)
+    and the size cap; HTML is converted to Markdown. ``signal`` aborts the download."""
     import urllib.error
     import urllib.request
 
@@ -117,12 +168,13 @@ def read_url(url: str, timeout: float) -> Converted:
     request = urllib.request.Request(
         url, headers={"User-Agent": "xcsh", "Accept": "text/html, text/*;q=0.9, */*;q=0.5"}
     )
+    deadline = time.monotonic() + timeout
     try:
         with _opener(parsed.hostname).open(request, timeout=timeout) as response:
             status = int(response.status)
             final_url = str(response.geturl())
             content_type = str(response.headers.get("Content-Type", ""))
-            body = response.read(URL_MAX_BYTES + 1)
+            body = _read_body(response, deadline, signal)
     except urllib.error.HTTPError as exc:
         raise ToolError(f"Fetching {url} failed: HTTP {exc.code} {exc.reason}") from exc
     except TimeoutError as exc:

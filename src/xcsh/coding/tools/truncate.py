@@ -116,6 +116,12 @@ def truncate_head(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX
     return _cut(kept, truncated_by, len(lines), total_bytes)
 
 
+def head_bytes(text: str, max_bytes: int) -> str:
+    """The first ``max_bytes`` UTF-8 bytes of ``text``, never ending inside a character."""
+    data = text.encode("utf-8")
+    return text if len(data) <= max_bytes else data[:max_bytes].decode("utf-8", errors="ignore")
+
+
 def tail_bytes(text: str, max_bytes: int) -> str:
     """The last ``max_bytes`` UTF-8 bytes of ``text``, never starting inside a character."""
     data = text.encode("utf-8")
