@@ -10,6 +10,7 @@ import pytest
 
 from xcsh.agent.types import AgentToolResult
 from xcsh.ai.abort import AbortController, AbortSignal
+from xcsh.coding.bash.capture import OutputCapture
 from xcsh.coding.tools import ToolAbortedError, ToolError, create_bash_tool
 from xcsh.coding.tools.bash import clamp_timeout
 from xcsh.testing.processes import until_gone
@@ -109,6 +110,36 @@ async def test_head_and_tail_filter_lines(tmp_path: Path) -> None:
         == "99\n100\n\n[Showing lines 99-100 of 100 (tail=2)]"
     )
     assert _text(await _bash(tmp_path, command="seq 1 5", head=10)) == "1\n2\n3\n4\n5"
+
+
+async def test_head_keeps_the_first_lines_that_fit_and_the_notice_names_them(tmp_path: Path) -> None:
+    for command, head in (("seq 1 200000", 100_000), ("seq 1 100000", 200_000)):
+        result = await _bash(tmp_path, command=command, head=head)
+        body, notice = _text(result).rsplit("\n\n", 1)
+        lines = body.split("\n")
+        assert lines[:3] == ["1", "2", "3"] and len(body.encode()) <= 51_200
+        assert lines == [str(n) for n in range(1, len(lines) + 1)]
+        total = command.split()[-1]
+        full = result["details"]["fullOutputPath"]
+        assert notice == (
+            f"[Showing lines 1-{len(lines)} of {total} (head={head}, 50.0KB limit). Full output: {full}]"
+        )
+    body, notice = _text(await _bash(tmp_path, command="seq 1 200000", head=150_000, tail=100)).rsplit(
+        "\n\n", 1
+    )
+    assert body.split("\n")[0] == "149901" and body.endswith("\n150000")
+    assert notice.startswith("[Showing lines 149901-150000 of 200000 (head=150000, tail=100). Full output: ")
+
+
+async def test_a_spill_file_is_capped_with_a_line_saying_the_rest_was_not_saved() -> None:
+    capture = OutputCapture(limit_bytes=100, spill_limit_bytes=1000)
+    for _ in range(50):
+        capture.feed(b"0123456789" * 5 + b"\n")
+    capture.finish()
+    assert capture.spill_capped and capture.spill_path is not None
+    saved = Path(capture.spill_path).read_text()
+    assert saved.endswith("\n[xcsh: output past 0.0MB was not saved]\n") and len(saved) < 1100
+    assert capture.tail().endswith("0123456789\n")  # the tail returned is whole
 
 
 async def test_cwd_and_env_arguments_apply(tmp_path: Path) -> None:
