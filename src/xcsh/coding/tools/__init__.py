@@ -147,7 +147,7 @@ def _read(cwd: Path, options: ToolOptions) -> AgentTool:
         return create_read_tool(cwd, options.numbering)
 
     description = files.read_description(options.numbering)
-    return defined_tool("read", "Read", description, files.READ_PARAMETERS, "shared", build, abortable=False)
+    return defined_tool("read", "Read", description, files.READ_PARAMETERS, "shared", build)
 
 
 def _bash(cwd: Path, options: ToolOptions) -> AgentTool:
