@@ -161,6 +161,6 @@ def _redact_url(url: str) -> str:
         # no userinfo and no query, so nothing to redact: the error classifier (its patterns
         # compile on import) stays off the path to the first get_state answer
         return url
-    from xcsh.ai.errors import redact_url
+    from xcsh.ai.url_secrets import redact_url  # re only, not the error classifier
 
     return redact_url(url)
