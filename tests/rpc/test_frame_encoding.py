@@ -148,6 +148,8 @@ def test_only_a_message_update_sharing_a_long_partial_message_is_split_into_piec
     long = _update("t" * 600, "", "", "")
     assert frame_pieces(long) is not None
     assert frame_pieces(_update("short", "", "", "")) is None  # nothing long: one buffer is cheaper
+    assert frame_pieces(long, min_size=1205) is None  # 600 characters, quoted, written twice: 1,204 bytes
+    assert frame_pieces(long, min_size=1204) is not None
     other = {**long, "message": dict(long["message"])}  # partial and message not the same object
     assert frame_pieces(other) is None
     assert frame_pieces({**long, "type": "message_end"}) is None

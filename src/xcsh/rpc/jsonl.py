@@ -280,9 +280,11 @@ _SHARED_MARK = msgspec.Raw(b"\x000\x00")
 FramePiece = bytes | bytearray
 
 
-def frame_pieces(frame: Any) -> list[FramePiece] | None:
+def frame_pieces(frame: Any, min_size: int = 0) -> list[FramePiece] | None:
     """A ``message_update`` with long growing strings as pieces whose concatenation is
-    :func:`encode_frame` of it, or None for any other frame (encode it whole).
+    :func:`encode_frame` of it, or None for any other frame (encode it whole), and when those
+    strings, written twice, come to less than ``min_size`` bytes (a writer that gathers small
+    frames into one buffer copies them anyway, and one encoding is cheaper than pieces then).
 
     The partial message is written twice and its growing strings (:class:`GrowingStrings`) are
     most of its bytes: as pieces, neither the message's encoding nor the frame copies them, and a
@@ -305,7 +307,7 @@ def frame_pieces(frame: Any) -> list[FramePiece] | None:
 
     try:
         swapped = _with_growing(message, mark)
-        if not grown:  # a short message: one buffer is cheaper than pieces
+        if not grown or 2 * sum(map(len, grown)) < min_size:
             return None
         body = _split_marks(_encoder.encode(swapped), [bytearray(), *grown])
         shared = dict(frame)

@@ -220,7 +220,7 @@ class FrameWriter:
         with self._lock:
             if self.closed:
                 return
-            pieces = frame_pieces(frame)  # a long partial message: written without copying it
+            pieces = frame_pieces(frame, GATHER_FRAME_MAX)  # a long partial message, not copied
             buffer = self._buffer
             if pieces is None:
                 try:
