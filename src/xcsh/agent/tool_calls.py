@@ -229,7 +229,11 @@ async def _execute(
         if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             result = _text_result(json.dumps(result, default=str) if result is not None else "")
     except asyncio.CancelledError:
-        raise
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise
+        # raised by the tool's own code while nobody cancels the run: an ordinary failure
+        result, is_error = _text_result("CancelledError"), True
     except Exception as exc:  # tool boundary: every tool failure becomes an error result for the model
         result, is_error = _text_result(str(exc) or type(exc).__name__), True
     finally:

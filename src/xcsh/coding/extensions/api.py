@@ -10,7 +10,6 @@ resolve to their defaults at once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,9 @@ from xcsh.coding.extensions.ui import ExtensionUI as ExtensionUI
 from xcsh.coding.extensions.ui import HeadlessUI as HeadlessUI
 from xcsh.coding.extensions.ui import NotifyType as NotifyType
 from xcsh.coding.extensions.ui import WidgetPlacement as WidgetPlacement
+from xcsh.coding.extensions.values import as_tool_result as as_tool_result
+from xcsh.coding.extensions.values import content_blocks as content_blocks
+from xcsh.coding.extensions.values import plain_json
 
 if TYPE_CHECKING:
     from xcsh.ai.types import Model
@@ -265,33 +267,3 @@ class ExtensionAPI:
     def shutdown(self) -> None:
         """Ask the process to exit after the next command response (RPC mode)."""
         self._runner.shutdown_requested = True
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    return str(value)
-
-
-def plain_json(value: Any) -> Any:
-    """``value`` as plain JSON data: sets become lists, any other non-JSON object its ``str()``.
-
-    Extension values end up in events and the session file; one odd object (a ``Path``)
-    must not break the run or the frame stream.
-    """
-    try:
-        json.dumps(value)
-    except TypeError:
-        return json.loads(json.dumps(value, default=_jsonable))
-    return value
-
-
-def as_tool_result(value: Any) -> dict[str, Any]:
-    """An extension tool's return value as a tool result (plain JSON)."""
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
-        return dict(plain_json(value))
-    if isinstance(value, str):
-        return {"content": [{"type": "text", "text": value}], "details": {}}
-    if value is None:
-        return {"content": [], "details": {}}
-    return {"content": [{"type": "text", "text": json.dumps(value, default=_jsonable)}], "details": {}}

@@ -34,10 +34,9 @@ from xcsh.coding.extensions.api import (
     HeadlessUI,
     ToolInvocation,
     ToolSpec,
-    as_tool_result,
-    plain_json,
 )
 from xcsh.coding.extensions.loader import ExtensionLoadError, import_extension
+from xcsh.coding.extensions.values import as_tool_result, content_blocks, plain_json
 from xcsh.coding.messages import custom_message
 
 if TYPE_CHECKING:
@@ -67,6 +66,17 @@ class ExtensionError:
 
 def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+def _is_real_cancel() -> bool:
+    """Whether the running task is being cancelled (the run was aborted or abandoned).
+
+    A ``CancelledError`` raised by extension code while nobody cancels the task (an
+    extension awaited one of its own tasks that it cancelled, or raised it by hand) is
+    an ordinary failure of that extension, not a cancellation of the run.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _log_error(error: ExtensionError) -> None:
@@ -111,7 +121,7 @@ class ExtensionRunner:
                 self._commit(extension)
             except (ExtensionLoadError, ExtensionSetupError) as exc:
                 self._load_errors.append(ExtensionError(str(path), "load", _describe(exc)))
-            except Exception as exc:  # extension boundary: setup() is third-party code
+            except (Exception, asyncio.CancelledError) as exc:  # extension boundary: third-party setup()
                 self._load_errors.append(ExtensionError(str(path), "load", _describe(exc)))
 
     def _commit(self, extension: Extension) -> None:
@@ -138,9 +148,15 @@ class ExtensionRunner:
             invocation = ToolInvocation(
                 tool_call_id=tool_call_id, signal=signal, update=update, context=runner.context()
             )
-            value = spec.execute(args, invocation)
-            if inspect.isawaitable(value):
-                value = await value
+            try:
+                value = spec.execute(args, invocation)
+                if inspect.isawaitable(value):
+                    value = await value
+            except asyncio.CancelledError:
+                if _is_real_cancel():
+                    raise
+                # the extension's own CancelledError: a failure of the call, not of the run
+                raise RuntimeError(f"extension tool {spec.name} raised CancelledError") from None
             return cast(AgentToolResult, as_tool_result(value))
 
         return AgentTool(
@@ -198,7 +214,7 @@ class ExtensionRunner:
                     logger.warning(
                         "session_shutdown handler of %s did not finish before exit", extension.path
                     )
-            except Exception as exc:  # extension boundary
+            except (Exception, asyncio.CancelledError) as exc:  # extension boundary
                 self.on_error(ExtensionError(extension.path, "session_shutdown", _describe(exc)))
 
     # ---- dispatch --------------------------------------------------------------------
@@ -215,6 +231,13 @@ class ExtensionRunner:
             if inspect.isawaitable(result):
                 result = await result
             return result
+        except asyncio.CancelledError as exc:
+            if _is_real_cancel():
+                raise
+            # extension code raised it without the task being cancelled: an ordinary failure
+            failure = RuntimeError(_describe(exc))
+            self.on_error(ExtensionError(extension.path, str(event.get("type")), _describe(failure)))
+            return failure
         except Exception as exc:  # extension boundary: report and carry on
             self.on_error(ExtensionError(extension.path, str(event.get("type")), _describe(exc)))
             return exc
@@ -284,10 +307,17 @@ class ExtensionRunner:
             answer = await self._call(extension, handler, event)
             if not isinstance(answer, dict):
                 continue
-            for key in ("content", "details"):
-                if answer.get(key) is not None:
-                    event[key] = answer[key]
-                    changed = True
+            update: dict[str, Any] = {}
+            try:
+                if answer.get("content") is not None:
+                    update["content"] = content_blocks(answer["content"], "tool_result content")
+                if answer.get("details") is not None:
+                    update["details"] = plain_json(answer["details"])
+            except TypeError as exc:  # a malformed reply is reported and ignored as a whole
+                self.on_error(ExtensionError(extension.path, "tool_result", str(exc)))
+                continue
+            event.update(update)
+            changed = changed or bool(update)
         if not changed:
             return None
         replaced: dict[str, Any] = {"content": list(event["content"]), "details": event["details"]}
@@ -323,6 +353,10 @@ class ExtensionRunner:
             result = entry[1].handler(args, self.context())
             if inspect.isawaitable(result):
                 await result
+        except asyncio.CancelledError as exc:
+            if _is_real_cancel():
+                raise
+            self.on_error(ExtensionError(f"command:{name}", "command", _describe(exc)))
         except Exception as exc:  # extension boundary: report and carry on
             self.on_error(ExtensionError(f"command:{name}", "command", _describe(exc)))
 
@@ -348,8 +382,14 @@ class ExtensionRunner:
         trigger_turn: bool,
         deliver_as: Literal["steer", "followUp", "nextTurn"] | None,
     ) -> None:
+        # a list is checked here, so the extension's own call raises the TypeError
+        body: str | list[UserContent] = (
+            content
+            if isinstance(content, str)
+            else cast(list[UserContent], content_blocks(content, "send_message content"))
+        )
         message: AgentMessage = custom_message(
-            custom_type, plain_json(content), display=display, details=plain_json(details)
+            custom_type, body, display=display, details=plain_json(details)
         )
         session = self.session
         if session.is_streaming:
@@ -402,6 +442,7 @@ def split_content(content: str | list[UserContent]) -> tuple[str, list[ImageCont
     """Text and images of a user message's content (text blocks joined by newlines)."""
     if isinstance(content, str):
         return content, None
-    texts = [str(b.get("text", "")) for b in content if b["type"] == "text"]
-    images = [b for b in content if b["type"] == "image"]
+    blocks = cast(list[UserContent], content_blocks(content, "send_user_message content"))
+    texts = [b["text"] for b in blocks if b["type"] == "text"]
+    images = [b for b in blocks if b["type"] == "image"]
     return "\n".join(texts), images or None
