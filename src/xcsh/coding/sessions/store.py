@@ -314,14 +314,16 @@ class SessionStore(EntryAppends):
 
     def _branch_to(self, leaf_id: str | None) -> list[SessionEntry]:
         """:meth:`branch_path` without the copy (callers only read it)."""
+        if leaf_id is None:
+            return []
         branch = self._branch
         if branch is not None and branch[0] == leaf_id:
             return branch[1]
-        leaf = self._by_id.get(leaf_id) if leaf_id is not None else None
+        leaf = self._by_id.get(leaf_id)
         if leaf is None:
             return []
         path = path_to(self._by_id, leaf)
-        self._branch = (leaf_id, path) if leaf_id is not None else None
+        self._branch = (leaf_id, path)
         return path
 
     def build_context(self) -> SessionContext:
