@@ -164,3 +164,50 @@ async def test_a_stored_session_is_loaded_and_replayed(workspace: Workspace, fak
         "assistant",
         "user",
     ]
+
+
+async def test_a_session_loaded_by_an_id_prefix_is_used_by_that_prefix(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(script.text("First answer."), script.text("Second answer."))
+    args = ("--no-tools", "--session-dir", str(workspace.sess))
+    async with acp_agent(workspace, Editor(), *args) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(workspace.proj), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("first?")])
+    prefix = session.session_id[:8]
+    editor = Editor()
+    async with acp_agent(workspace, editor, *args) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(workspace.proj), session_id=prefix, mcp_servers=[])
+        response = await conn.prompt(session_id=prefix, prompt=[text_block("second?")])
+    assert response.stop_reason == "end_turn"
+    assert {sid for sid, _ in editor.updates} == {prefix}
+    assert editor.text() == "First answer.Second answer."
+    assert [m["role"] for m in fake_llm.requests[1].json["messages"] if m["role"] != "system"] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert len(list(workspace.sess.glob("*.jsonl"))) == 1
+
+
+async def test_session_ids_are_never_paths_and_cwd_must_be_an_existing_absolute_directory(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    args = ("--no-tools", "--session-dir", str(workspace.sess))
+    async with acp_agent(workspace, Editor(), *args) as conn:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        for session_id in ("zz.jsonl", "../x.jsonl", "sub/zz", "a\\b"):
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(workspace.proj), session_id=session_id, mcp_servers=[])
+            assert refused.value.code == -32602, session_id
+        for cwd in ("sub/dir", str(workspace.proj / "missing"), str(workspace.proj / "file.txt")):
+            (workspace.proj / "file.txt").write_text("x")
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(cwd=cwd, mcp_servers=[])
+            assert refused.value.code == -32602, cwd
+            with pytest.raises(RequestError):
+                await conn.load_session(cwd=cwd, session_id="abc", mcp_servers=[])
+    made = sorted(p.name for p in workspace.agent.parent.rglob("*.jsonl"))
+    assert made == []

@@ -2,7 +2,9 @@
 
 - ``initialize`` advertises ``loadSession`` and image / embedded-context prompts;
 - ``session/new`` builds a session for the given cwd (the command line's model, tools and
-  flags apply); ``session/load`` reopens a stored session by id and replays it;
+  flags apply); ``session/load`` reopens a stored session by id or id prefix and replays it.
+  A loaded session is known by the id the client used (its updates carry that id); ids are
+  never taken as file paths, and ``cwd`` must be an absolute path of an existing directory;
 - ``session/prompt`` runs one prompt to the end of its run chain, streaming updates, and
   answers with the stop reason (``end_turn``, ``max_tokens``, ``cancelled``); a model error
   fails the request with the error text;
@@ -40,6 +42,7 @@ from xcsh.coding.extensions.feature import runner_for
 from xcsh.coding.factory import StartupError, StartupOptions
 from xcsh.coding.messages import last_assistant
 from xcsh.coding.session import AgentSession
+from xcsh.coding.sessions.listing import is_path_argument
 from xcsh.modes.acp.ui import AcpUI
 from xcsh.modes.acp.updates import from_event, from_history
 from xcsh.version import __version__
@@ -80,6 +83,17 @@ class _Live:
         self.unsubscribe()
         self.pump.cancel()
         await self.session.shutdown_async()
+
+
+def _checked_cwd(cwd: str) -> Path:
+    """``cwd`` of ``session/new``/``session/load``: ACP requires an absolute path; it must
+    also be an existing directory (every tool would fail in a missing one)."""
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError.invalid_params({"message": f"cwd must be an absolute path: {cwd!r}"})
+    if not path.is_dir():
+        raise RequestError.invalid_params({"message": f"cwd is not an existing directory: {cwd!r}"})
+    return path
 
 
 def _prompt_input(blocks: list[Any]) -> tuple[str, list[ImageContent] | None]:
@@ -129,13 +143,19 @@ class XcshAcpAgent:
         return None
 
     async def _open(self, cwd: str, session: str | None) -> _Live:
+        """Build (``session`` None) or load the session; it is registered under the id the
+        client will use: the new session's id, or for a load the ``sessionId`` as sent (an
+        id prefix stays the prefix). Another open session on the same file is closed."""
         assert self.client is not None
-        options = msgspec.structs.replace(self.base, cwd=Path(cwd), session=session, continue_session=False)
+        directory = _checked_cwd(cwd)
+        if session is not None and (is_path_argument(session) or not session.strip()):
+            raise RequestError.invalid_params({"message": f"Not a session id: {session!r}"})
+        options = msgspec.structs.replace(self.base, cwd=directory, session=session, continue_session=False)
         try:
             built = self.build(options)
         except StartupError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from exc
-        session_id = built.store.session_id
+        session_id = session if session is not None else built.store.session_id
         live = _Live(built, session_id, self.client)
         ui = AcpUI(self.client.request_permission, session_id)
         gate = approval_gate_for(built)
@@ -144,9 +164,11 @@ class XcshAcpAgent:
         runner = runner_for(built)
         if runner is not None:
             runner.ui = ui
-        previous = self.sessions.pop(session_id, None)
-        if previous is not None:
-            await previous.close()
+        full_id = built.store.session_id
+        for key, previous in list(self.sessions.items()):
+            if key == session_id or previous.session.store.session_id == full_id:
+                del self.sessions[key]
+                await previous.close()
         self.sessions[session_id] = live
         return live
 
