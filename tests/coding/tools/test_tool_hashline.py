@@ -282,3 +282,54 @@ async def test_an_edit_with_made_up_anchors_is_answered_with_the_file_s_current_
     (tmp_path / "long.txt").write_text("x\n" * 100)
     with pytest.raises(ToolError, match=r"Read long\.txt to get its anchors\.$"):
         await _run(tmp_path, "edit", {"edits": [{**guessed, "path": "long.txt"}]})
+
+
+async def test_inserts_at_one_place_come_out_in_call_order(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("one\ntwo\nthree\n")
+    two = anchor(2, "two")
+    for key, expected in (("append", "one\ntwo\nA\nB\nthree\n"), ("prepend", "one\nA\nB\ntwo\nthree\n")):
+        path.write_text("one\ntwo\nthree\n")
+        edits = [
+            {"path": "t.txt", "loc": {key: two}, "content": ["A"]},
+            {"path": "t.txt", "loc": {key: two}, "content": ["B"]},
+        ]
+        await _run(tmp_path, "edit", {"edits": edits})
+        assert path.read_text() == expected, key
+    path.write_text("one\n")
+    edits = [
+        {"path": "t.txt", "loc": "prepend", "content": ["A"]},
+        {"path": "t.txt", "loc": "prepend", "content": ["B"]},
+    ]
+    await _run(tmp_path, "edit", {"edits": edits})
+    assert path.read_text() == "A\nB\none\n"
+
+
+async def test_an_anchored_insert_of_no_lines_inserts_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("one\ntwo\n")
+    for content in ([], None):
+        edits = [
+            {"path": "t.txt", "loc": {"append": anchor(1, "one")}, "content": content},
+            {"path": "t.txt", "loc": "append", "content": ["three"]},
+        ]
+        await _run(tmp_path, "edit", {"edits": edits})
+        assert path.read_text() == "one\ntwo\nthree\n"
+        path.write_text("one\ntwo\n")
+
+
+async def test_a_content_item_holding_newlines_is_several_lines_with_their_own_preview_anchors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("one\ntwo\n")
+    one = anchor(1, "one")
+    result = await _run(
+        tmp_path,
+        "edit",
+        {"edits": [{"path": "t.txt", "loc": {"range": {"pos": one, "end": one}}, "content": ["p\nq", "r"]}]},
+    )
+    assert path.read_text() == "p\nq\nr\ntwo\n"
+    text = _text(result)
+    assert f"+ {anchor(1, 'p')}:p\n+ {anchor(2, 'q')}:q\n+ {anchor(3, 'r')}:r" in text
+    assert "Changes: +3 -1" in text

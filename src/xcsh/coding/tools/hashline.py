@@ -92,7 +92,8 @@ def strip_copied_prefixes(lines: list[str]) -> list[str]:
 
 
 def content_lines(content: object) -> list[str]:
-    """``content`` as lines: a list of strings, a string (one final newline ignored) or null (no lines)."""
+    """``content`` as lines: a list of strings (an item with newlines is several lines), a string
+    (one final newline ignored) or null (no lines)."""
     if content is None:
         return []
     if isinstance(content, str):
@@ -101,7 +102,9 @@ def content_lines(content: object) -> list[str]:
             text = text[:-1]
         return strip_copied_prefixes(text.split("\n"))
     if isinstance(content, list) and all(isinstance(item, str) for item in content):
-        return strip_copied_prefixes([item.replace("\r", "") for item in content])
+        # an item holding newlines is several lines (the file gets the same text either way)
+        split = [line for item in content for line in item.replace("\r", "").split("\n")]
+        return strip_copied_prefixes(split)
     raise ToolError("content must be an array of lines, a string, or null")
 
 
@@ -152,7 +155,7 @@ def resolve_loc(loc: object, lines: list[str], index: int) -> LineEdit:
         if key in ("append", "prepend"):
             target = parse_anchor(value)
             kind: OpKind = "after" if key == "append" else "before"
-            return LineEdit(kind, lines or [""], start=target, index=index, anchors=[target])
+            return LineEdit(kind, lines, start=target, index=index, anchors=[target])
         if key == "range" and isinstance(value, dict):
             start, end = parse_anchor(value.get("pos")), parse_anchor(value.get("end"))
             if end.line < start.line:
@@ -233,16 +236,18 @@ def check_anchors(edits: Sequence[LineEdit], doc: Document, shown: str) -> None:
 
 
 def _sort_key(edit: LineEdit, total: int) -> tuple[int, int, int]:
-    # applied bottom-up; at one line: inserts after it, then the range ending there, then inserts before it
+    # applied bottom-up; at one line: inserts after it, then the range ending there, then inserts
+    # before it. Inserts at one place go in last-first (each pushes the earlier ones down), so
+    # they come out in call order; "append" extends the end, so it goes first-first.
     if edit.kind == "after" and edit.start is not None:
-        return (-edit.start.line, 0, edit.index)
+        return (-edit.start.line, 0, -edit.index)
     if edit.kind == "replace" and edit.end is not None:
         return (-edit.end.line, 1, edit.index)
     if edit.kind == "before" and edit.start is not None:
-        return (-edit.start.line, 2, edit.index)
+        return (-edit.start.line, 2, -edit.index)
     if edit.kind == "append":
         return (-(total + 1), 0, edit.index)
-    return (0, 2, edit.index)
+    return (0, 2, -edit.index)
 
 
 def boundary_warnings(doc: Document, edits: Sequence[LineEdit]) -> list[str]:
