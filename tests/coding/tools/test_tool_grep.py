@@ -10,7 +10,7 @@ import pytest
 from coding.tools import engines
 from xcsh.agent.types import AgentToolResult
 from xcsh.coding.tools import ToolError, create_grep_tool
-from xcsh.coding.tools.find import find_ripgrep
+from xcsh.coding.tools.find import RipgrepRun, find_ripgrep
 
 use_ripgrep = engines.use_ripgrep
 
@@ -169,3 +169,20 @@ async def test_aborted_search_raises_tool_aborted_error(tmp_path: Path) -> None:
     tool = create_grep_tool(tmp_path)
     with pytest.raises(ToolAbortedError):
         await tool.execute("c1", {"pattern": "needle"}, controller.signal, lambda _: None)
+
+
+async def test_a_pattern_anchored_at_line_end_matches_in_crlf_files(
+    tmp_path: Path, use_ripgrep: bool
+) -> None:
+    (tmp_path / "w.txt").write_bytes(b"one crlf\r\ntwo\r\n")
+    text = _text(await _grep(tmp_path, use_ripgrep, pattern="crlf$", pre=0, post=0))
+    assert text.endswith(":one crlf")
+
+
+async def test_an_output_line_past_the_reader_s_limit_is_skipped_and_the_rest_is_read(tmp_path: Path) -> None:
+    import sys
+
+    script = "print('x' * 5000); print('after')"
+    run = RipgrepRun([sys.executable, "-c", script], cwd=tmp_path, signal=None, line_limit=1024)
+    lines = [line async for line in run.lines()]
+    assert lines == [b"after\n"] and run.skipped == 1

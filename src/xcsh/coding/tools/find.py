@@ -72,15 +72,26 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg")
 
 
-class RipgrepRun:
-    """One ``rg`` process whose stdout is consumed line by line; stops it when abandoned or aborted."""
+LINE_LIMIT = 64 * 1024 * 1024
 
-    def __init__(self, argv: list[str], *, cwd: Path, signal: AbortSignal | None) -> None:
+
+class RipgrepRun:
+    """One ``rg`` process whose stdout is consumed line by line; stops it when abandoned or aborted.
+
+    An output line longer than ``line_limit`` (a JSON event for a matched line of many MiB) is
+    skipped and counted in ``skipped``; the lines after it are read as usual.
+    """
+
+    def __init__(
+        self, argv: list[str], *, cwd: Path, signal: AbortSignal | None, line_limit: int = LINE_LIMIT
+    ) -> None:
         self._argv = argv
         self._cwd = cwd
         self._signal = signal
+        self._limit = line_limit
         self.returncode: int | None = None
         self.stderr = ""
+        self.skipped = 0
 
     async def lines(self) -> AsyncGenerator[bytes, None]:
         proc = await asyncio.create_subprocess_exec(
@@ -89,13 +100,13 @@ class RipgrepRun:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=self._cwd,
-            limit=64 * 1024 * 1024,
+            limit=self._limit,
         )
         assert proc.stdout is not None and proc.stderr is not None
         stderr_task = asyncio.create_task(proc.stderr.read())
         unlink = self._signal.add_callback(lambda: _kill(proc)) if self._signal is not None else None
         try:
-            while line := await proc.stdout.readline():
+            while line := await self._next_line(proc.stdout):
                 yield line
             self.returncode = await proc.wait()
             self.stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
@@ -111,6 +122,30 @@ class RipgrepRun:
                 await stderr_task
         if self._signal is not None and self._signal.aborted:
             raise ToolAbortedError()
+
+    async def _next_line(self, stream: asyncio.StreamReader) -> bytes:
+        """The next line within the limit (b"" at the end), skipping longer ones."""
+        while True:
+            try:
+                return await stream.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                return exc.partial
+            except asyncio.LimitOverrunError as exc:
+                self.skipped += 1
+                await self._skip_rest(stream, exc.consumed)
+
+    @staticmethod
+    async def _skip_rest(stream: asyncio.StreamReader, consumed: int) -> None:
+        """Drop an over-long line: what is buffered, then the rest up to its newline."""
+        while True:
+            await stream.readexactly(consumed)
+            try:
+                await stream.readuntil(b"\n")
+                return
+            except asyncio.IncompleteReadError:
+                return
+            except asyncio.LimitOverrunError as exc:
+                consumed = exc.consumed
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

@@ -43,7 +43,7 @@ from xcsh.coding.tools.defs_search import GREP_DEFAULT_LIMIT as DEFAULT_LIMIT
 from xcsh.coding.tools.defs_search import GREP_PARAMETERS as _PARAMETERS
 from xcsh.coding.tools.defs_search import grep_description
 from xcsh.coding.tools.errors import ToolError
-from xcsh.coding.tools.find import RipgrepRun, find_ripgrep, walk_files
+from xcsh.coding.tools.find import LINE_LIMIT, RipgrepRun, find_ripgrep, walk_files
 from xcsh.coding.tools.hashline import anchor
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, format_size, truncate_head, truncate_line
@@ -85,6 +85,7 @@ class _Search:
     hits: list[_Hit]
     matches: int
     more: bool
+    skipped: int = 0  # ripgrep events too long to read (lines of many MiB)
 
 
 _LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -147,7 +148,8 @@ def _clean_path(text: str) -> str:
 async def _search_ripgrep(
     rg: str, *, cwd: Path, target: str, args: dict[str, Any], stop_after: int, signal: AbortSignal | None
 ) -> _Search:
-    argv = [rg, "--json", "--sort", "path", "--hidden", "--no-require-git", "--glob", "!.git"]
+    # --crlf: `$` matches before a CRLF too, as in the Python search (which drops the CRs)
+    argv = [rg, "--json", "--crlf", "--sort", "path", "--hidden", "--no-require-git", "--glob", "!.git"]
     argv += ["-B", str(args["pre"]), "-A", str(args["post"])]
     if args["i"]:
         argv.append("-i")
@@ -184,7 +186,7 @@ async def _search_ripgrep(
                 matches += 1
     if not more and run.returncode == 2 and matches == 0:
         raise ToolError(f"grep failed: {run.stderr or 'ripgrep exited with an error'}")
-    return _Search(hits, matches, more)
+    return _Search(hits, matches, more, run.skipped)
 
 
 def _file_filter(args: dict[str, Any]) -> tuple[tuple[str, ...] | None, str | None]:
@@ -324,14 +326,22 @@ def create_grep_tool(cwd: Path, *, use_ripgrep: bool = True, hashline: bool = Fa
         else:
             search = await asyncio.to_thread(_search_python, cwd, root, options, offset + limit)
         hits = _select(search, offset=offset, limit=limit, pre=pre, post=post)
+        skipped = (
+            f"\n\n[{search.skipped} matched or context line(s) over {format_size(LINE_LIMIT)} skipped; "
+            "use bash (e.g. grep -o with a bounded pattern) for those]"
+            if search.skipped
+            else ""
+        )
         if not hits:
-            return {"content": [{"type": "text", "text": no_match_text(pattern)}], "isWarning": True}
+            text = no_match_text(pattern) + skipped
+            return {"content": [{"type": "text", "text": text}], "isWarning": True}
         truncation = truncate_head(_render(hits, hashline), max_lines=len(hits) * 2 + 1)
         text = truncation.content
         if truncation.truncated:
             text += f"\n\n[Output truncated at {format_size(MAX_BYTES)}. Narrow the search or lower limit]"
         if search.more:
             text += f"\n\n[{limit} matches limit reached. Use limit={limit * 2} for more]"
+        text += skipped
         shown = min(limit, max(0, search.matches - offset))
         return {
             "content": [{"type": "text", "text": text}],
