@@ -42,6 +42,14 @@ def test_calc_evaluates_arithmetic_and_refuses_everything_else() -> None:
             evaluate(bad)
 
 
+def test_calc_refuses_integer_results_past_4300_digits_with_a_clear_error() -> None:
+    assert len(str(evaluate("10**4299"))) == 4300
+    with pytest.raises(ToolError, match="too large"):
+        evaluate("10**5000")
+    with pytest.raises(ToolError, match=r"the result has about 6001 digits; at most 4300 can be shown"):
+        evaluate("10**3000 * 10**3000")
+
+
 async def test_calc_prints_each_result_with_prefix_and_suffix(tmp_path: Path) -> None:
     calcs = [
         {"expression": "3 * 4", "prefix": "area = ", "suffix": " m2"},

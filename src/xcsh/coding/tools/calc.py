@@ -6,8 +6,8 @@ is ``{results: [{expression, value, output}]}``. Expressions are parsed with
 Python's ``ast`` and only numbers (decimal, ``0x``, ``0b``, ``0o``, scientific),
 ``+ - * / // % **``, unary signs, parentheses, the constants ``pi``, ``e``, ``tau``
 and a few ``math`` functions are evaluated; anything else is an error naming the
-calculation. Integer results stay exact; exponents are bounded so a call cannot
-hang. A failed calculation fails the call. Class shared.
+calculation. Integer results stay exact, up to 4300 digits (more is an error, as
+are powers that would exceed that, so a call cannot hang). A failed calculation fails the call. Class shared.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from xcsh.coding.tools.errors import ToolError
 
 Number = int | float
 MAX_EXPRESSION_CHARS = 1000
-MAX_POWER_DIGITS = 10_000
+MAX_RESULT_DIGITS = 4300
+"""The most digits an integer result may have (Python's own limit for turning one into text)."""
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -59,7 +60,7 @@ _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 
 def _power(base: Number, exponent: Number) -> Number:
     exact = isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and base not in (0, 1, -1)
-    if exact and exponent * math.log10(abs(base)) > MAX_POWER_DIGITS:
+    if exact and exponent * math.log10(abs(base)) > MAX_RESULT_DIGITS:
         raise ToolError(f"the result of {base} ** {exponent} is too large")
     result = base**exponent
     if isinstance(result, complex):
@@ -123,6 +124,12 @@ def evaluate(expression: str) -> Number:
         raise ToolError("the result is too large") from exc
     if isinstance(value, float) and not math.isfinite(value):
         raise ToolError("the result is not a finite number")
+    if isinstance(value, int) and value.bit_length() * math.log10(2) > MAX_RESULT_DIGITS:
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        raise ToolError(
+            f"the result has about {digits} digits; at most {MAX_RESULT_DIGITS} can be shown "
+            "(use python for exact bigger numbers)"
+        )
     return value
 
 
