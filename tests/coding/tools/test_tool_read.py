@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 
 from xcsh.agent.types import AgentToolResult
 from xcsh.coding.tools import ToolError, create_read_tool
+from xcsh.coding.tools.ls import format_age
 from xcsh.coding.tools.read import parse_selection
 
 PNG_1PX = base64.b64decode(
@@ -141,12 +144,29 @@ async def test_empty_file_says_so(tmp_path: Path) -> None:
     assert _text(await _read(tmp_path, path="e.txt")) == "(empty file)"
 
 
-async def test_directory_is_listed_case_insensitively_with_slashes(tmp_path: Path) -> None:
+async def test_directory_is_listed_case_insensitively_with_slashes_and_ages(tmp_path: Path) -> None:
     (tmp_path / "b.txt").write_text("")
     (tmp_path / "A.txt").write_text("")
     (tmp_path / "c").mkdir()
     (tmp_path / ".hidden").write_text("")
-    assert _text(await _read(tmp_path, path=".")) == ".hidden\nA.txt\nb.txt\nc/"
+    day = 86_400
+    now = time.time()
+    os.utime(tmp_path / "A.txt", (now - 3 * day, now - 3 * day))
+    os.utime(tmp_path / "c", (now - 40 * day, now - 40 * day))
+    os.utime(tmp_path / "b.txt", (now - 2 * 3600 - 30, now - 2 * 3600 - 30))
+    assert _text(await _read(tmp_path, path=".")) == (
+        ".hidden (just now)\nA.txt (3d ago)\nb.txt (2h ago)\nc/ (1mo ago)"
+    )
+    assert [format_age(s) for s in (59, 60, 3599, 3600, 6 * day, 7 * day, 29 * day, 30 * day)] == [
+        "just now",
+        "1m ago",
+        "59m ago",
+        "1h ago",
+        "6d ago",
+        "1w ago",
+        "4w ago",
+        "1mo ago",
+    ]
 
 
 async def test_empty_directory_is_reported(tmp_path: Path) -> None:

@@ -3,14 +3,18 @@
 Listing contract: entries (hidden ones included) sorted case-insensitively, a ``/``
 suffix on directories (symlinks to directories included), at most ``limit`` entries
 (500 by default) followed by a notice naming the total, ``(empty directory)`` for an
-empty one. The reference keeps listings inside ``read``; ``ls`` is the pi-mono
-extra the spec allows. Class shared.
+empty one. With ``ages`` (``read``'s listing: spec §13.1 "with age") each entry ends with
+its modification age, ``name/ (2d ago)``: ``just now`` under a minute, then minutes, hours,
+days, weeks, months (30 days), the largest whole unit, as the reference's listing does.
+The reference keeps listings inside ``read``; ``ls`` is the pi-mono extra the spec allows
+(names only). Class shared.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +28,23 @@ from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.paths import display_path, resolve_path
 
 
-def list_directory(directory: Path, *, limit: int = DEFAULT_LS_LIMIT, limit_hint: bool = False) -> str:
+def format_age(seconds: float) -> str:
+    """``just now``, ``5m ago``, ``3h ago``, ``2d ago``, ``1w ago``, ``4mo ago``."""
+    minutes = int(seconds // 60)
+    hours, days = minutes // 60, minutes // 1440
+    for value, unit in ((days // 30, "mo"), (days // 7, "w"), (days, "d"), (hours, "h"), (minutes, "m")):
+        if value > 0:
+            return f"{value}{unit} ago"
+    return "just now"
+
+
+def list_directory(
+    directory: Path, *, limit: int = DEFAULT_LS_LIMIT, limit_hint: bool = False, ages: bool = False
+) -> str:
     """Render a directory listing; raises ToolError when it cannot be read."""
     try:
         with os.scandir(directory) as it:
-            entries = [(entry.name, _is_dir(entry)) for entry in it]
+            entries = [(entry.name, _is_dir(entry), _mtime(entry) if ages else None) for entry in it]
     except FileNotFoundError as exc:
         raise ToolError(f"Path not found: {directory}") from exc
     except NotADirectoryError as exc:
@@ -38,7 +54,12 @@ def list_directory(directory: Path, *, limit: int = DEFAULT_LS_LIMIT, limit_hint
     if not entries:
         return "(empty directory)"
     entries.sort(key=lambda item: (item[0].lower(), item[0]))
-    lines = [name + "/" if is_dir else name for name, is_dir in entries[:limit]]
+    now = time.time()
+    lines = [
+        (name + "/" if is_dir else name)
+        + (f" ({format_age(max(0.0, now - mtime))})" if mtime is not None else "")
+        for name, is_dir, mtime in entries[:limit]
+    ]
     text = "\n".join(lines)
     if len(entries) > limit:
         if limit_hint:
@@ -46,6 +67,16 @@ def list_directory(directory: Path, *, limit: int = DEFAULT_LS_LIMIT, limit_hint
         else:
             text += f"\n\n[Showing {limit} of {len(entries)} entries]"
     return text
+
+
+def _mtime(entry: os.DirEntry[str]) -> float | None:
+    try:
+        return entry.stat().st_mtime
+    except OSError:
+        try:
+            return entry.stat(follow_symlinks=False).st_mtime  # a dangling link: its own age
+        except OSError:
+            return None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

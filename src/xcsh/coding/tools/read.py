@@ -16,7 +16,8 @@ Contract (agent-behaviour §13.1, with this project's decisions):
 - When more lines remain, the text ends, after a blank line, with
   ``[Showing lines 1-300 of 1200. Use sel=L301 to continue]`` (``(50.0KB limit)``
   is added when the byte cap cut it short).
-- Directories are listed like ``ls`` (max 500 entries); PNG/JPEG/GIF/WebP files
+- Directories are listed like ``ls``, each entry with its age (``src/ (2d ago)``; max
+  500 entries); PNG/JPEG/GIF/WebP files
   (recognised by magic bytes) come back as an image block plus a short text;
   other files containing NUL bytes are refused as binary.
 - Class shared; abortable (an abort ends a URL download; file reads are short).
@@ -226,7 +227,7 @@ def _read(
             )
         raise ToolError(f"File not found: {shown}.{_did_you_mean(cwd, path)}")
     if path.is_dir():
-        return {"content": [{"type": "text", "text": list_directory(path, limit=MAX_DIR_ENTRIES)}]}
+        return {"content": [{"type": "text", "text": list_directory(path, limit=MAX_DIR_ENTRIES, ages=True)}]}
     refuse_special_file(path, shown)
     try:
         with path.open("rb") as handle:
