@@ -286,11 +286,16 @@ async def test_the_guarded_write_refuses_a_content_that_keeps_only_half_of_the_l
 GRADES = 'def letter(score):\n    if score > 80:\n        return "B"\n    return "C"\n'
 
 
-async def test_an_edit_that_differs_only_in_quote_style_matches(tmp_path: Path) -> None:
+async def test_an_edit_that_differs_only_in_quote_style_matches_in_python_files_only(tmp_path: Path) -> None:
     (tmp_path / "grades.py").write_text(GRADES)
     result = await _edit(tmp_path, {"path": "grades.py", "old_text": "return 'C'", "new_text": "return 'D'"})
-    assert "matched ignoring whitespace differences" in _text(result)
+    assert "matched ignoring whitespace differences and quote style" in _text(result)
     assert (tmp_path / "grades.py").read_text() == GRADES.replace('return "C"', "return 'D'")
+    # in a shell script the quotes change the meaning: '$HOME' is not "$HOME"
+    (tmp_path / "run.sh").write_text("echo '$HOME'\n")
+    with pytest.raises(ToolError, match=r"Could not find old_text in run\.sh"):
+        await _edit(tmp_path, {"path": "run.sh", "old_text": 'echo "$HOME"', "new_text": 'echo "$USER"'})
+    assert (tmp_path / "run.sh").read_text() == "echo '$HOME'\n"
 
 
 INVENTORY = "class Inventory:\n    def total(self):\n        count = 0\n        return count\n"

@@ -69,6 +69,7 @@ class _FileEdit:
     raw: str  # the text as read (BOM removed), CRs in place: the endings of a mixed file
     replacements: int = 0
     fuzzy: bool = False
+    quotes: bool = False
     edits: list[int] = field(default_factory=list)
     unchanged: int = 0
     noop_texts: list[str] = field(default_factory=list)  # old_text of the edits that changed nothing
@@ -141,6 +142,7 @@ def _plan(cwd: Path, edits: list[Any]) -> list[_FileEdit]:
         state.content = result.content
         state.replacements += result.count
         state.fuzzy = state.fuzzy or result.fuzzy
+        state.quotes = state.quotes or result.quotes
         state.edits.append(index)
     if failures:
         raise ToolError(_failure_text(failures, len(edits)))
@@ -355,6 +357,8 @@ def _apply(cwd: Path, edits: list[Any], check_syntax: bool = False) -> AgentTool
         added, removed = diff_stats(diff)
         plural = "s" if state.replacements != 1 else ""
         note = " (matched ignoring whitespace differences)" if state.fuzzy else ""
+        if state.quotes:
+            note = " (matched ignoring whitespace differences and quote style)"
         if rescued:
             note += f" ({rescued})"
         summaries.append(

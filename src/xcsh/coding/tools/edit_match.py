@@ -4,8 +4,11 @@ Matching contract: an exact substring match is tried first. When there is none,
 whole-line windows of the file are compared with ``old_text`` after collapsing
 runs of whitespace (so indentation and spacing differences are tolerated), scored
 with ``difflib.SequenceMatcher``; windows scoring at least 0.95 match, and so does a
-window equal to ``old_text`` once all whitespace is removed and single quotes are read as
-double quotes (``x=1`` vs ``x = 1``, ``'C'`` vs ``"C"``).
+window equal to ``old_text`` once all whitespace is removed (``x=1`` vs ``x = 1``). Quote
+characters are never read as one another, except in Python files (``.py``, ``.pyi``), where
+the quote style of a string means nothing: there ``'C'`` matches ``"C"`` and the result says
+it matched ignoring quote style (``Replacement.quotes``). In a shell script ``'$HOME'`` and
+``"$HOME"`` differ, so elsewhere they never match.
 Blank lines at the start or end of ``old_text`` are ignored for that comparison. A
 fuzzy match replaces the whole matched lines; if the file's indentation differs from
 ``old_text``'s, ``new_text`` is re-indented the same way. More than one match is an
@@ -41,12 +44,14 @@ class Replacement:
     content: str
     count: int
     fuzzy: bool
+    quotes: bool = False  # matched only once quote characters were read as one (Python files)
 
 
 @dataclass(slots=True, frozen=True)
 class _Window:
     start_line: int  # 0-based index of the first line
     score: float
+    quotes: bool = False
 
 
 def _normalize(line: str) -> str:
@@ -54,8 +59,16 @@ def _normalize(line: str) -> str:
 
 
 def _squeeze(lines: list[str]) -> str:
-    # no whitespace, and one quote character: 'C' and "C" are the same text to a small model
-    return "\n".join("".join(line.split()).replace("'", '"') for line in lines)
+    return "\n".join("".join(line.split()) for line in lines)
+
+
+def _quote_blind(text: str) -> str:
+    return text.replace("'", '"')
+
+
+def quote_style_free(path: str) -> bool:
+    """Whether ``path`` is a file whose strings mean the same in either quote (Python)."""
+    return path.endswith((".py", ".pyi"))
 
 
 def _indent(line: str) -> str:
@@ -91,19 +104,25 @@ def _trim_blank_lines(text: str) -> str:
     return trimmed + "\n" if end < len(lines) else trimmed
 
 
-def _score_windows(lines: list[str], old_lines: list[str], floor: float) -> list[_Window]:
+def _score_windows(lines: list[str], old_lines: list[str], floor: float, quotes: bool) -> list[_Window]:
     size = len(old_lines)
     target = "\n".join(_normalize(line) for line in old_lines)
     squeezed_target = _squeeze(old_lines)
+    blind_target = _quote_blind(squeezed_target)
     normalized = [_normalize(line) for line in lines]
     windows: list[_Window] = []
     for start in range(len(lines) - size + 1):
         window = "\n".join(normalized[start : start + size])
         score = _similarity(window, target, floor)
-        if score < floor and _squeeze(normalized[start : start + size]) == squeezed_target:
-            score = 1.0
+        by_quotes = False
+        if score < floor:
+            squeezed = _squeeze(normalized[start : start + size])
+            if squeezed == squeezed_target:
+                score = 1.0
+            elif quotes and _quote_blind(squeezed) == blind_target:
+                score, by_quotes = 1.0, True
         if score >= floor and score > 0:
-            windows.append(_Window(start, score))
+            windows.append(_Window(start, score, by_quotes))
     return windows
 
 
@@ -214,7 +233,10 @@ def _try_replace(
         if exact is not None:
             return exact
     old_lines, _ = _old_lines(old_text)
-    windows = _pick_disjoint(_score_windows(content.split("\n"), old_lines, FUZZY_THRESHOLD), len(old_lines))
+    windows = _pick_disjoint(
+        _score_windows(content.split("\n"), old_lines, FUZZY_THRESHOLD, quote_style_free(path)),
+        len(old_lines),
+    )
     if len(windows) > 1 and not replace_all:
         places = ", ".join(f"line {w.start_line + 1}" for w in windows[:10])
         raise ToolError(
@@ -223,7 +245,10 @@ def _try_replace(
         )
     if windows:
         return Replacement(
-            content=_fuzzy_replace(content, old_text, new_text, windows), count=len(windows), fuzzy=True
+            content=_fuzzy_replace(content, old_text, new_text, windows),
+            count=len(windows),
+            fuzzy=True,
+            quotes=any(w.quotes for w in windows),
         )
     return None
 
