@@ -275,3 +275,22 @@ def test_a_file_whose_facts_cannot_be_stored_leaves_the_other_files_kept(tmp_pat
     assert b"plain words" in stored
     assert b"lone" not in stored and b"odd folder" not in stored
     assert listed(sessions, cache) == expected(sessions)  # and again, from what was kept
+
+
+def test_a_listing_of_all_projects_skips_sub_agent_sessions_and_drops_their_kept_counts(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache.msgpack"
+    project = tmp_path / "p"
+    project.mkdir()
+    parent = session_file(project, line(user("parent words")))
+    artifacts = project / parent.stem
+    artifacts.mkdir()
+    child = session_file(artifacts, line(user("child words")))
+    kept = InfoCache(cache)  # a cache written when listings still went into artifacts
+    read_session_info(child, kept)
+    kept.flush()
+    assert b"child words" in cache.read_bytes()
+    assert [i.path for i in list_all_sessions(tmp_path, cache_file=cache)] == [parent]
+    stored = cache.read_bytes()
+    assert b"parent words" in stored and b"child words" not in stored

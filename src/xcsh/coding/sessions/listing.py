@@ -46,9 +46,15 @@ def _read_header(path: Path) -> dict[str, object] | None:
     return header if is_valid_header(header) else None
 
 
-def _session_files(directory: Path, *, recursive: bool = False) -> list[Path]:
+def _session_files(directory: Path, *, projects: bool = False) -> list[Path]:
+    """The session files directly in ``directory``; with ``projects``, ``directory`` is the
+    sessions root and the files are those of its project folders (``<root>/*/*.jsonl``).
+
+    Never deeper: a session's sub-folder holds its artifacts (session-format §1), among
+    them the sessions of its sub-agents, which are not sessions of the project.
+    """
     try:
-        pattern = "**/*.jsonl" if recursive else "*.jsonl"
+        pattern = "*/*.jsonl" if projects else "*.jsonl"
         return [p for p in Path(directory).glob(pattern) if p.is_file()]
     except OSError:
         return []
@@ -183,7 +189,7 @@ def resolve_session_arg(value: str, session_dir: Path, sessions_root: Path | Non
     if sessions_root is not None:
         local_set = {p.resolve() for p in local}
         scopes.append(
-            [p for p in _session_files(sessions_root, recursive=True) if p.resolve() not in local_set]
+            [p for p in _session_files(sessions_root, projects=True) if p.resolve() not in local_set]
         )
     for paths in scopes:
         matches = _find_matches(paths, value)
@@ -196,6 +202,8 @@ def resolve_session_arg(value: str, session_dir: Path, sessions_root: Path | Non
 
 
 def list_all_sessions(root: Path, *, cache_file: Path | None = None) -> list[SessionInfo]:
-    """Every session below ``root`` (all projects), most recently modified first (``cache_file``
-    as for :func:`list_sessions`)."""
-    return _collect(_session_files(root, recursive=True), cache_file, root, recursive=True)
+    """Every session of every project folder of ``root`` (``<root>/*/*.jsonl``, not the
+    sub-agent sessions among a session's artifacts), most recently modified first
+    (``cache_file`` as for :func:`list_sessions`; kept entries of any other file below
+    ``root`` are dropped, as they are not listed)."""
+    return _collect(_session_files(root, projects=True), cache_file, root, recursive=True)
