@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,49 @@ async def test_get_tree_shows_the_entry_tree_with_the_leaf_and_the_path_to_it(
     assert tree["leafId"] == chain[-1]["id"]
     assert tree["path"] == [n["id"] for n in chain]
     assert all(n["parentId"] == p["id"] for p, n in itertools.pairwise(chain))
+
+
+def tree_ids(nodes: list[dict[str, Any]]) -> list[str]:
+    return [i for n in nodes for i in [n["id"], *tree_ids(n["children"])]]
+
+
+async def test_get_tree_keeps_self_parented_and_orphaned_entries_as_roots_and_folds_labels(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    def entry(entry_id: str, parent: Any, role: str, text: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
+        if role == "assistant":
+            message.update({"api": "openai-completions", "provider": "fake", "model": "fake-model"})
+            message["stopReason"] = "stop"
+        stamp = "2026-01-01T00:00:00.000Z"
+        return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp, "message": message}
+
+    header = {"type": "session", "version": 3, "id": "tree", "timestamp": "2026-01-01T00:00:00.000Z"}
+    lines = [
+        {**header, "cwd": str(workspace.proj)},
+        entry("a", "a", "user", "self parent"),
+        entry("b", "a", "assistant", "under a"),
+        {
+            "type": "label",
+            "id": "l",
+            "parentId": "b",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "targetId": "b",
+        },
+        entry("c", "l", "user", "after a label"),
+        entry("d", "zzz", "assistant", "orphan"),
+        entry("e", "d", "user", "leaf"),
+    ]
+    session = tmp_path / "tree.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    async with spawn(
+        workspace, "--session", str(session), base=["--model", "fake/fake-model", "--no-tools"]
+    ) as client:
+        tree = await client.get_tree()
+    assert [root["id"] for root in tree["tree"]] == ["a", "d"]
+    assert sorted(tree_ids(tree["tree"])) == ["a", "b", "c", "d", "e"]
+    assert [n["id"] for n in tree["tree"][0]["children"][0]["children"]] == ["c"]
+    assert tree["leafId"] == "e" and set(tree["path"]) <= set(tree_ids(tree["tree"]))
 
 
 async def test_set_active_tools_switches_tools_for_the_next_model_call(

@@ -118,9 +118,11 @@ def entry_tree(session: AgentSession) -> dict[str, Any]:
     store = session.store
     nodes: dict[str, dict[str, Any]] = {}
     roots: list[dict[str, Any]] = []
+    label_parents: dict[str, Any] = {}  # a folded label entry's id -> its parentId
     for entry in store.entries:
         raw: dict[str, Any] = dict(entry)
         if raw.get("type") == "label":
+            label_parents[str(raw.get("id"))] = raw.get("parentId")
             continue
         node: dict[str, Any] = {
             "id": raw.get("id"),
@@ -138,12 +140,27 @@ def entry_tree(session: AgentSession) -> dict[str, Any]:
         if label:
             node["label"] = label
         node["children"] = []
-        nodes[str(node["id"])] = node
-        parent = nodes.get(str(node["parentId"])) if node["parentId"] is not None else None
+        # the parent is looked up before this node is known, so an entry that is its own
+        # parent (or whose parent is not an earlier entry) is a root and every entry is in
+        # the tree once: no cycle, nothing hanging off an unreachable node
+        parent_key = _tree_parent(node["parentId"], label_parents)
+        parent = nodes.get(parent_key) if parent_key is not None else None
         (parent["children"] if parent is not None else roots).append(node)
+        nodes[str(node["id"])] = node
     leaf = store.leaf_id
     path = [str(e.get("id")) for e in store.branch_path(leaf) if e.get("type") != "label"]
     return {"tree": roots, "leafId": leaf, "path": path}
+
+
+def _tree_parent(parent_id: Any, label_parents: dict[str, Any]) -> str | None:
+    """The id under which an entry hangs in ``get_tree``: its parent's, past folded labels."""
+    seen: set[str] = set()
+    key = str(parent_id)
+    while parent_id is not None and key in label_parents and key not in seen:
+        seen.add(key)
+        parent_id = label_parents[key]
+        key = str(parent_id)
+    return key if parent_id is not None else None
 
 
 def tool_infos(session: AgentSession) -> dict[str, Any]:
