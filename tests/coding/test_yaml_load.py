@@ -25,3 +25,8 @@ def test_nested_aliases_expanding_past_the_cap_are_refused() -> None:
 def test_an_alias_to_a_node_containing_it_is_refused() -> None:
     with pytest.raises(yaml.YAMLError, match="contains it"):
         safe_load("a: &a [1, {b: *a}]\n")
+
+
+def test_a_document_nested_deeper_than_the_parser_follows_is_a_yaml_error() -> None:
+    with pytest.raises(yaml.YAMLError, match="nested too deeply"):
+        safe_load("a: " + "[" * 5000 + "]" * 5000 + "\n")

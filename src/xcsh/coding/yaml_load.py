@@ -27,11 +27,17 @@ _loader: Any = None
 def safe_load(text: str) -> Any:
     """``yaml.safe_load(text)``, but a document whose aliases expand past
     :data:`MAX_EXPANDED_NODES` nodes, or that refers to itself, raises a ``yaml.YAMLError``
-    (a ``ComposerError`` whose problem says why). Other errors are PyYAML's own."""
+    (a ``ComposerError`` whose problem says why), and so does one nested deeper than PyYAML's
+    recursive parser follows (``[[[…]]]`` a few thousand levels deep, which would otherwise
+    raise ``RecursionError`` out of every caller). Other errors are PyYAML's own."""
     loader_class = _loader or _make_loader()
     loader = loader_class(text)
     try:
         return loader.get_single_data()
+    except RecursionError as exc:
+        import yaml
+
+        raise yaml.YAMLError("the document is nested too deeply to read") from exc
     finally:
         loader.dispose()
 
