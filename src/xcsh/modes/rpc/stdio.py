@@ -247,7 +247,7 @@ class FrameWriter:
             if gathered:
                 self.flush()
             if pieces is not None:
-                self._write_pieces(pieces)
+                self._write_pieces(pieces, size)
                 return
             self._write_all(buffer)
             if len(buffer) > _KEEP_BUFFER:
@@ -284,25 +284,39 @@ class FrameWriter:
         except BrokenPipeError:
             self.closed = True
 
-    def _write_pieces(self, pieces: list[FramePiece]) -> None:
-        """Write ``pieces`` in order with ``writev``, as one frame (no copy into a buffer)."""
+    def _write_pieces(self, pieces: list[FramePiece], size: int) -> None:
+        """Write ``pieces`` (``size`` bytes in all) in order with ``writev``, as one frame."""
         if len(pieces) > _WRITEV_MAX or not hasattr(os, "writev"):
             self._write_all(bytearray().join(pieces))
             return
+        try:
+            written = os.writev(self._fd, pieces)
+        except BlockingIOError:
+            self._wait_for_room()
+            written = 0
+        except BrokenPipeError:
+            self.closed = True
+            return
+        if written < size:  # the pipe is full: the rest piece by piece as it makes room
+            self._write_rest(pieces, written)
+
+    def _write_rest(self, pieces: list[FramePiece], written: int) -> None:
         rest: list[FramePiece | memoryview] = list(pieces)
         views: list[memoryview] = []
         try:
-            while rest:
+            while True:
+                while rest and written >= len(rest[0]):
+                    written -= len(rest.pop(0))
+                if not rest:
+                    return
+                if written:  # the pipe took part of a piece: the rest of it next time
+                    views.append(memoryview(rest[0])[written:])
+                    rest[0] = views[-1]
                 try:
                     written = os.writev(self._fd, rest)
                 except BlockingIOError:
                     self._wait_for_room()
-                    continue
-                while rest and written >= len(rest[0]):
-                    written -= len(rest.pop(0))
-                if written:  # the pipe took part of a piece: the rest of it next time
-                    views.append(memoryview(rest[0])[written:])
-                    rest[0] = views[-1]
+                    written = 0
         except BrokenPipeError:
             self.closed = True
         finally:
