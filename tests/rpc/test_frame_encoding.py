@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from xcsh.rpc.jsonl import encode_frame, encode_frame_into, encode_json, frame_pieces
+from xcsh.rpc.jsonl import encode_frame, encode_frame_into, encode_json
 
 EVERY_ASCII = "".join(chr(i) for i in range(128))
 AWKWARD = EVERY_ASCII + "\u2028\u2029é😀</script>\x7f"
@@ -96,8 +96,8 @@ def _growing_frames() -> Iterator[tuple[dict[str, Any], tuple[str, str, str, str
     its text, thinking, partial JSON and string argument), each with those four strings.
 
     At step 20 an integer beyond 64 bits and from step 45 a lone surrogate send the message the
-    standard way (no pieces: the whole-frame path and its fallback); at step 30 a new message
-    starts, its strings shorter than the cached ones.
+    standard way (the whole-frame path and its fallback); at step 30 a new message starts, its
+    strings shorter than the cached ones.
     """
     pieces = [AWKWARD, "\\", '"', "\x00", "\u2028", "😀", "é" * 300, "plain " * 120, "\x1f\n\t"]
     text = thinking = partial = content = ""
@@ -126,39 +126,3 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
         assert buffer == whole_message_encoded_once(frame)
         if "\ud800" not in content:
             assert encode_frame(frame) == encode_json(frame) + b"\n"
-
-
-def test_a_long_partial_message_as_pieces_gives_the_bytes_of_the_whole_frame() -> None:
-    """The writer's ``writev`` path: the pieces joined are the frame, and they really are used."""
-    split = 0
-    for frame, strings in _growing_frames():
-        found = frame_pieces(frame)
-        if "\ud800" in strings[3] or max(map(len, strings)) < 512:
-            assert found is None
-            continue
-        assert found is not None
-        assert b"".join(found) == encode_frame(frame) == whole_message_encoded_once(frame)
-        # the long strings' cached encodings themselves are pieces (not copied into the frame)
-        long = sum(len(s) >= 512 for s in strings)
-        split += long > 0 and len(found) == 2 * (2 * long + 1) + 3
-    assert split > 20
-
-
-def test_only_a_message_update_sharing_a_long_partial_message_is_split_into_pieces() -> None:
-    long = _update("t" * 600, "", "", "")
-    assert frame_pieces(long) is not None
-    assert frame_pieces(_update("short", "", "", "")) is None  # nothing long: one buffer is cheaper
-    assert frame_pieces(long, min_size=1205) is None  # 600 characters, quoted, written twice: 1,204 bytes
-    assert frame_pieces(long, min_size=1204) is not None
-    other = {**long, "message": dict(long["message"])}  # partial and message not the same object
-    assert frame_pieces(other) is None
-    assert frame_pieces({**long, "type": "message_end"}) is None
-    assert frame_pieces("text") is None
-
-
-def test_a_nul_mark_already_in_the_encoding_falls_back_to_the_whole_frame() -> None:
-    """Pieces are found by NUL marks, which msgspec never writes; a raw value holding one (never
-    produced by the agent) must not be mistaken for a mark."""
-    frame = _update("t" * 600, "", "", "")
-    frame["message"]["usage"] = msgspec.Raw(b'"\x001\x00"')
-    assert frame_pieces(frame) is None

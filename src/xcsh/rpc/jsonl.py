@@ -7,7 +7,7 @@ inside JSON strings. A trailing ``\\r`` is tolerated on input.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -225,11 +225,6 @@ _growing = GrowingStrings()
 
 def _with_growing_raw(message: Any) -> Any:
     """``message`` (shallow copies) with its long growing strings as pre-encoded ``msgspec.Raw``."""
-    return _with_growing(message, lambda slot, value: msgspec.Raw(_growing.encode(slot, value)))
-
-
-def _with_growing(message: Any, swap: Callable[[tuple[Any, ...], str], Any]) -> Any:
-    """``message`` (shallow copies) with each long growing string replaced by ``swap(slot, value)``."""
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return message
@@ -241,14 +236,14 @@ def _with_growing(message: Any, swap: Callable[[tuple[Any, ...], str], Any]) -> 
                 value = block.get(field)
                 if isinstance(value, str) and len(value) >= _GROWING_MIN:
                     swapped = swapped if swapped is not None else dict(block)
-                    swapped[field] = swap((index, field), value)
+                    swapped[field] = msgspec.Raw(_growing.encode((index, field), value))
             arguments = block.get("arguments")
             if isinstance(arguments, dict):
                 changed = None
                 for key, value in arguments.items():
                     if isinstance(value, str) and len(value) >= _GROWING_MIN:
                         changed = changed if changed is not None else dict(arguments)
-                        changed[key] = swap((index, "arguments", key), value)
+                        changed[key] = msgspec.Raw(_growing.encode((index, "arguments", key), value))
                 if changed is not None:
                     swapped = swapped if swapped is not None else dict(block)
                     swapped["arguments"] = changed
@@ -271,72 +266,6 @@ def _share_partial(frame: dict[str, Any]) -> dict[str, Any]:
     shared["assistantMessageEvent"] = {**event, "partial": raw}
     shared["message"] = raw
     return shared
-
-
-# A mark that msgspec never writes itself: a control character inside a JSON string is escaped,
-# and outside strings JSON has none. ``\x00<n>\x00`` stands for the n-th piece in an encoding.
-_NUL = b"\x00"
-_SHARED_MARK = msgspec.Raw(b"\x000\x00")
-FramePiece = bytes | bytearray
-
-
-def frame_pieces(frame: Any, min_size: int = 0) -> list[FramePiece] | None:
-    """A ``message_update`` with long growing strings as pieces whose concatenation is
-    :func:`encode_frame` of it, or None for any other frame (encode it whole), and when those
-    strings, written twice, come to less than ``min_size`` bytes (a writer that gathers small
-    frames into one buffer copies them anyway, and one encoding is cheaper than pieces then).
-
-    The partial message is written twice and its growing strings (:class:`GrowingStrings`) are
-    most of its bytes: as pieces, neither the message's encoding nor the frame copies them, and a
-    writer hands the pieces to ``writev``. The pieces include the cached encodings themselves,
-    which change at the next frame: write them before encoding another frame, and keep no
-    reference. Anything unusual (a value msgspec cannot write, a mark already in the encoding)
-    gives None, so the caller takes the whole-frame path with its fallbacks.
-    """
-    if type(frame) is not dict or frame.get("type") != "message_update":
-        return None
-    event = frame.get("assistantMessageEvent")
-    message = frame.get("message")
-    if not isinstance(event, dict) or message is None or event.get("partial") is not message:
-        return None
-    grown: list[bytearray] = []
-
-    def mark(slot: tuple[Any, ...], value: str) -> msgspec.Raw:
-        grown.append(_growing.encode(slot, value))
-        return msgspec.Raw(b"\x00%d\x00" % len(grown))
-
-    try:
-        swapped = _with_growing(message, mark)
-        if not grown or 2 * sum(map(len, grown)) < min_size:
-            return None
-        body = _split_marks(_encoder.encode(swapped), [bytearray(), *grown])
-        shared = dict(frame)
-        shared["assistantMessageEvent"] = {**event, "partial": _SHARED_MARK}
-        shared["message"] = _SHARED_MARK
-        outer = _encoder.encode(shared)
-    except (TypeError, ValueError, OverflowError, UnicodeEncodeError, RecursionError):
-        return None
-    parts = outer.split(_NUL)
-    if body is None or len(parts) != 5 or parts[1] != b"0" or parts[3] != b"0":
-        return None
-    return [parts[0], *body, parts[2], *body, parts[4] + b"\n"]
-
-
-def _split_marks(encoded: bytes, pieces: list[bytearray]) -> list[FramePiece] | None:
-    """``encoded`` with each mark ``\x00<n>\x00`` replaced by ``pieces[n]``; None unless every
-    piece from 1 on is marked exactly once."""
-    parts = encoded.split(_NUL)
-    if len(parts) != 2 * len(pieces) - 1:
-        return None
-    out: list[FramePiece] = [parts[0]]
-    seen: set[bytes] = set()
-    for at in range(1, len(parts), 2):
-        index = parts[at]
-        if not index.isdigit() or index in seen or not 0 < int(index) < len(pieces):
-            return None
-        seen.add(index)
-        out += (pieces[int(index)], parts[at + 1])
-    return out
 
 
 class OversizedLine(msgspec.Struct, frozen=True):

@@ -25,15 +25,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from xcsh.rpc.jsonl import FramePiece, encode_frame_into, frame_pieces
+from xcsh.rpc.jsonl import encode_frame_into
 
 _KEEP_BUFFER = 8 << 20
 GATHER_FRAME_MAX = 4096  # frames this large are written at once (see FrameWriter)
 GATHER_MAX = 64 << 10  # gathered frames are written once they reach this size
-try:  # pieces per writev: POSIX guarantees 16, Linux and macOS allow 1024
-    _WRITEV_MAX = min(512, os.sysconf("SC_IOV_MAX"))
-except (AttributeError, ValueError, OSError):
-    _WRITEV_MAX = 16
 
 
 def claim_stdout() -> int:
@@ -220,24 +216,15 @@ class FrameWriter:
         with self._lock:
             if self.closed:
                 return
-            pieces = frame_pieces(frame, GATHER_FRAME_MAX)  # a long partial message, not copied
             buffer = self._buffer
-            if pieces is None:
-                try:
-                    encode_frame_into(frame, buffer)
-                except BufferError:  # a view of the last frame is still alive somewhere: a new buffer
-                    buffer = self._buffer = bytearray()
-                    encode_frame_into(frame, buffer)
-                size = len(buffer)
-            else:
-                size = sum(map(len, pieces))
+            try:
+                encode_frame_into(frame, buffer)
+            except BufferError:  # a view of the last frame is still alive somewhere: a new buffer
+                buffer = self._buffer = bytearray()
+                encode_frame_into(frame, buffer)
             gathered = self._gathered
-            if self._loop is not None and size < GATHER_FRAME_MAX and self._on_loop():
-                if pieces is None:
-                    gathered += buffer
-                else:
-                    for piece in pieces:
-                        gathered += piece
+            if self._loop is not None and len(buffer) < GATHER_FRAME_MAX and self._on_loop():
+                gathered += buffer
                 if len(gathered) < GATHER_MAX and not _ends_run(frame):
                     if self._flush_soon is None:
                         self._flush_soon = self._loop.call_soon(self.flush)
@@ -246,9 +233,6 @@ class FrameWriter:
                 return
             if gathered:
                 self.flush()
-            if pieces is not None:
-                self._write_pieces(pieces, size)
-                return
             self._write_all(buffer)
             if len(buffer) > _KEEP_BUFFER:
                 self._buffer = bytearray()  # not kept after a huge frame
@@ -283,46 +267,6 @@ class FrameWriter:
                 view.release()
         except BrokenPipeError:
             self.closed = True
-
-    def _write_pieces(self, pieces: list[FramePiece], size: int) -> None:
-        """Write ``pieces`` (``size`` bytes in all) in order with ``writev``, as one frame."""
-        if len(pieces) > _WRITEV_MAX or not hasattr(os, "writev"):
-            self._write_all(bytearray().join(pieces))
-            return
-        try:
-            written = os.writev(self._fd, pieces)
-        except BlockingIOError:
-            self._wait_for_room()
-            written = 0
-        except BrokenPipeError:
-            self.closed = True
-            return
-        if written < size:  # the pipe is full: the rest piece by piece as it makes room
-            self._write_rest(pieces, written)
-
-    def _write_rest(self, pieces: list[FramePiece], written: int) -> None:
-        rest: list[FramePiece | memoryview] = list(pieces)
-        views: list[memoryview] = []
-        try:
-            while True:
-                while rest and written >= len(rest[0]):
-                    written -= len(rest.pop(0))
-                if not rest:
-                    return
-                if written:  # the pipe took part of a piece: the rest of it next time
-                    views.append(memoryview(rest[0])[written:])
-                    rest[0] = views[-1]
-                try:
-                    written = os.writev(self._fd, rest)
-                except BlockingIOError:
-                    self._wait_for_room()
-                    written = 0
-        except BrokenPipeError:
-            self.closed = True
-        finally:
-            rest.clear()
-            for view in reversed(views):
-                view.release()
 
     def _wait_for_room(self) -> None:
         stdin = self._stdin
