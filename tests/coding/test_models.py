@@ -266,6 +266,26 @@ def test_json_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
             "    models: [{id: m, sampling: {temperature: 3}}]\n",
             "providers.p.models[0].sampling.temperature must be a number in 0.0..2.0, got 3",
         ),
+        (  # fuzz-found: NaN passes every comparison; frames then carried null costs
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, cost: {input: .nan}}]\n",
+            "providers.p.models[0].cost.input must be a non-negative number, got nan",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, cost: {output: .inf}}]\n",
+            "providers.p.models[0].cost.output must be a non-negative number, got inf",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, sampling: {temperature: .nan}}]\n",
+            "providers.p.models[0].sampling.temperature must be a number in 0.0..2.0, got nan",
+        ),
+        (
+            "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
+            "    models: [{id: m, sampling: {repeatPenalty: .inf}}]\n",
+            "providers.p.models[0].sampling.repeatPenalty must be a number >= 0.0, got inf",
+        ),
         (
             "providers:\n  p:\n    baseUrl: http://h\n    api: x\n    auth: none\n"
             "    models: [{id: m, sampling: {topK: 2.5}}]\n",

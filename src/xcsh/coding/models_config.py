@@ -27,6 +27,7 @@ raises :class:`ModelsConfigError` naming the file and the offending field.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -283,7 +284,13 @@ def _sampling(value: Any, where: str) -> dict[str, float | int]:
             raise _Invalid(f"{where}: unknown key {key!r} (expected {', '.join(_SAMPLING_KEYS)})")
         kind, low, high = _SAMPLING_KEYS[key]
         numeric = isinstance(setting, int) if kind is int else isinstance(setting, (int, float))
-        if isinstance(setting, bool) or not numeric or setting < low or (high is not None and setting > high):
+        if (
+            isinstance(setting, bool)
+            or not numeric
+            or not math.isfinite(setting)  # .nan passes every comparison, .inf has no upper bound
+            or setting < low
+            or (high is not None and setting > high)
+        ):
             span = f"in {low}..{high}" if high is not None else f">= {low}"
             noun = "an integer" if kind is int else "a number"
             raise _Invalid(f"{where}.{key} must be {noun} {span}, got {setting!r}")
@@ -303,7 +310,12 @@ def _cost(value: Any, where: str) -> dict[str, float]:
     cost: dict[str, float] = {}
     for key in _COST_KEYS:
         price = value.get(key, 0)
-        if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
+        if (
+            isinstance(price, bool)
+            or not isinstance(price, (int, float))
+            or not math.isfinite(price)
+            or price < 0
+        ):
             raise _Invalid(f"{where}.{key} must be a non-negative number, got {price!r}")
         cost[key] = price
     return cost
