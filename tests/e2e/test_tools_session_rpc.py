@@ -85,8 +85,10 @@ async def test_task_runs_two_subagents_with_their_own_context_and_stores_their_s
         {"id": "Alpha", "description": "first", "assignment": "Say alpha."},
         {"id": "Beta", "description": "second", "assignment": "Say beta."},
     ]
+    call_id, name, call = _task_call(tasks)
+    schema = {"properties": {"word": {"type": "string"}}}
     fake_llm.script(
-        script.tool_calls(_task_call(tasks)),
+        script.tool_calls((call_id, name, {**call, "schema": json.dumps(schema)})),
         script.text("child answer"),
         script.text("child answer"),
         script.text("both done"),
@@ -119,6 +121,15 @@ async def test_task_runs_two_subagents_with_their_own_context_and_stores_their_s
     assert lines[0]["type"] == "session" and any(
         e.get("message", {}).get("role") == "assistant" for e in lines
     )
+    # session-format §3: a sub-agent session records what it started with, before its messages
+    assert [e["type"] for e in lines[1:4]] == ["model_change", "session_init", "message"]
+    init = lines[2]
+    sent = next(r for r in children if "Say alpha." in json.dumps(r["messages"]))
+    assert init["parentId"] == lines[1]["id"] and lines[3]["parentId"] == init["id"]
+    assert init["systemPrompt"] == sent["messages"][0]["content"]
+    assert init["task"] == sent["messages"][1]["content"] and "Say alpha." in init["task"]
+    assert init["tools"] == [t["function"]["name"] for t in sent["tools"]]
+    assert init["outputSchema"] == schema
 
 
 async def test_task_respects_the_concurrency_and_recursion_limits(

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ModeChangeEntry,
         ModelChangeEntry,
         ServiceTierChangeEntry,
+        SessionInitEntry,
         ThinkingLevelChangeEntry,
         TtsrInjectionEntry,
     )
@@ -107,6 +108,19 @@ class EntryAppends:
         if label:
             entry["label"] = label
         return cast("LabelEntry", self._append(entry))
+
+    def append_session_init(
+        self: _Store, system_prompt: str, task: str, tools: list[str], output_schema: Any = None
+    ) -> SessionInitEntry:
+        """What a sub-agent session started with (session-format §3): the system prompt as
+        sent, its task, its active tools and, when one was asked for, the output schema."""
+        entry = self._base("session_init")
+        entry["systemPrompt"] = system_prompt
+        entry["task"] = task
+        entry["tools"] = list(tools)
+        if output_schema is not None:
+            entry["outputSchema"] = output_schema
+        return cast("SessionInitEntry", self._append(entry))
 
     def append_ttsr_injection(self: _Store, rule_names: list[str]) -> TtsrInjectionEntry:
         entry = self._base("ttsr_injection")

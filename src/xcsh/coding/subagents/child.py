@@ -153,8 +153,14 @@ async def run_child(
     prompt: str,
     signal: AbortSignal | None,
     on_progress: Callable[[], None],
+    output_schema: Any = None,
 ) -> ChildResult:
-    """Run one child to the end of its run (or its abort) and shut it down."""
+    """Run one child to the end of its run (or its abort) and shut it down.
+
+    The child's session starts with a ``model_change`` and a ``session_init`` entry (its
+    system prompt, ``prompt`` as the task, its active tools and ``output_schema`` when
+    given), then the run's messages.
+    """
     from xcsh.coding.compaction.compactor import install_compaction
     from xcsh.coding.retry import install_retry
 
@@ -200,6 +206,7 @@ async def run_child(
     # the parent's gate (approvals, extension vetoes) also decides the child's tool calls
     child.hooks.before_tool_call.append(parent.check_tool_call)
     store.append_model_change(f"{model['provider']}/{model['id']}", None)
+    store.append_session_init(child.system_prompt, prompt, list(child.active_tool_names), output_schema)
 
     def on_event(event: SessionEvent) -> None:
         if event["type"] == "tool_execution_start":

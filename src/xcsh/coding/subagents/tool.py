@@ -19,6 +19,7 @@ children, counted by session statistics). Class exclusive, abortable.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -109,6 +110,17 @@ def _validate(
     if problems:
         raise ToolError("Invalid tasks: " + "; ".join(problems))
     return definition, clean
+
+
+def _output_schema(schema: object) -> Any:
+    """The ``schema`` argument as the ``outputSchema`` of a child's ``session_init``: the JSON
+    it holds, the text itself when it is not JSON, None when absent or blank."""
+    if not isinstance(schema, str) or not schema.strip():
+        return None
+    try:
+        return json.loads(schema)
+    except ValueError:
+        return schema.strip()
 
 
 def _prompt(context: object, schema: object, assignment: str) -> str:
@@ -251,7 +263,8 @@ def create_task_tool(
         async def one(index: int) -> ChildResult:
             async with gate:
                 prompt = _prompt(args.get("context"), args.get("schema"), tasks[index]["assignment"])
-                return await run_child(spec, progress[index], prompt, signal, push)
+                schema = _output_schema(args.get("schema"))
+                return await run_child(spec, progress[index], prompt, signal, push, schema)
 
         push()
         results = await asyncio.gather(*(one(i) for i in range(len(tasks))))
