@@ -13,7 +13,6 @@ or every later request of the session:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -42,6 +41,8 @@ def plain_json(value: Any) -> Any:
     Extension values end up in events and the session file; one odd object (a ``Path``)
     must not break the run or the frame stream.
     """
+    import json
+
     try:
         json.dumps(value)
     except (TypeError, ValueError):
@@ -95,4 +96,6 @@ def as_tool_result(value: Any) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": value}], "details": {}}
     if value is None:
         return {"content": [], "details": {}}
+    import json
+
     return {"content": [{"type": "text", "text": json.dumps(plain_json(value))}], "details": {}}

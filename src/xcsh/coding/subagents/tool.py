@@ -19,7 +19,6 @@ children, counted by session statistics). Class exclusive, abortable.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -117,6 +116,8 @@ def _output_schema(schema: object) -> Any:
     it holds, the text itself when it is not JSON, None when absent or blank."""
     if not isinstance(schema, str) or not schema.strip():
         return None
+    import json
+
     try:
         return json.loads(schema)
     except ValueError:
