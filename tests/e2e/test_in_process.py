@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import subprocess
 import sys
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,6 +85,28 @@ async def test_start_up_errors_raise_and_unknown_flags_are_refused(workspace: Wo
     with pytest.raises(ValueError, match="--frobnicate"):
         async with xcsh.open_session(cwd=workspace.proj, args=["--frobnicate"], env=workspace.env):
             pass
+
+
+async def test_a_start_up_error_leaves_no_unretrieved_task_exception(workspace: Workspace) -> None:
+    loop = asyncio.get_running_loop()
+    reports: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reports.append(context))
+    try:
+        with pytest.raises(StartupError, match="nope/missing"):
+            async with xcsh.open_session(
+                cwd=workspace.proj,
+                args=["--model", "nope/missing"],
+                agent_dir=workspace.agent,
+                env=workspace.env,
+            ):
+                pass
+        for _ in range(3):  # let the finished tasks go and be collected
+            await asyncio.sleep(0)
+        gc.collect()
+    finally:
+        loop.set_exception_handler(previous)
+    assert [r.get("message") for r in reports] == []
 
 
 def test_the_in_process_example_runs(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -119,7 +119,9 @@ class MemoryProcess:
                 self.stdout.chunks.put_nowait(b"")
 
     async def wait(self) -> int:
-        with contextlib.suppress(asyncio.CancelledError):
+        """The exit code, like a process's ``wait()``: a failure of the core (a start-up
+        error) is its exit code 1, not raised here (:meth:`start_error` gives it)."""
+        with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.shield(self._task)
         return self.returncode if self.returncode is not None else 1
 
