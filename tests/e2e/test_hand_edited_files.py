@@ -20,6 +20,11 @@ ROWS: list[tuple[str, str, bytes]] = [
         ".xcsh/skills/s1/SKILL.md",
         b"---\na: " + DEEP + b"\ndescription: d\n---\nbody\n",
     ),
+    (  # this one stopped the start-up: exit status 1 before the ready frame
+        "a command whose front matter nests 5,000 levels",
+        ".xcsh/commands/c1.md",
+        b"---\na: " + DEEP + b"\ndescription: d\n---\nbody $1\n",
+    ),
 ]
 
 
