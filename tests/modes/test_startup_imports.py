@@ -115,6 +115,13 @@ def _first_answer(tmp_path: Path) -> tuple[dict[str, Any], set[str]]:
     return _spawn(agent, project)
 
 
+def _write_fake_models(agent: Path) -> None:
+    """The agent dir's models.json: provider ``fake`` on a port nothing listens on (never contacted)."""
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
+    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+
+
 def _spawn(
     agent: Path,
     project: Path,
@@ -171,9 +178,7 @@ def test_with_the_local_provider_on_as_by_default_the_first_answer_loads_no_wire
     agent, project = tmp_path / "agent", tmp_path / "proj"
     agent.mkdir()
     project.mkdir()
-    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
-    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
-    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    _write_fake_models(agent)
     answer, names = _spawn(
         agent,
         project,
@@ -193,9 +198,7 @@ def test_a_start_with_its_sessions_in_the_default_place_for_a_home_project_loads
     project = home / "src" / "app"
     project.mkdir(parents=True)
     agent.mkdir()
-    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
-    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
-    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    _write_fake_models(agent)
     env = {"HOME": str(home), "XDG_DATA_HOME": ""}
     answer, names = _spawn(agent, project, extra_env=env, args=("--model", "fake/fake-model"))
     session_file = Path(answer["data"]["sessionFile"])
@@ -224,9 +227,7 @@ def test_with_a_model_that_takes_images_the_first_answer_offers_inspect_image_wi
     agent, project = tmp_path / "agent", tmp_path / "proj"
     agent.mkdir()
     project.mkdir()
-    provider = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions"}
-    provider["models"] = [{"id": "fake-model", "contextWindow": 100_000, "maxTokens": 4096}]
-    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    _write_fake_models(agent)
     answer, names = _spawn(
         agent,
         project,
