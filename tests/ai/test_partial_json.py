@@ -31,16 +31,22 @@ def fragmentations(text: str, seed: int) -> list[list[str]]:
     return [single, tens, rand]
 
 
+def fed_like_full_parses(fragments: list[str]) -> PartialJsonObject:
+    """A parser fed ``fragments`` one by one, each answer checked against a full parse of the text so far."""
+    parser = PartialJsonObject()
+    seen = ""
+    for fragment in fragments:
+        seen += fragment
+        assert parser.feed(fragment) == parse_partial_json(seen), repr(seen)
+    return parser
+
+
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_each_fragment_yields_what_a_full_parse_of_the_prefix_yields(document: dict[str, object]) -> None:
     for ascii_only in (True, False):
         text = json.dumps(document, ensure_ascii=ascii_only)
         for fragments in fragmentations(text, seed=len(text)):
-            parser = PartialJsonObject()
-            seen = ""
-            for fragment in fragments:
-                seen += fragment
-                assert parser.feed(fragment) == parse_partial_json(seen), repr(seen)
+            parser = fed_like_full_parses(fragments)
             assert parser.value == document
             assert parser.text == text
 
@@ -93,8 +99,4 @@ def test_awkward_string_content_streams_to_what_a_full_parse_of_the_prefix_yield
     value: every fragment gives what parsing the text so far gives (the decoding fast paths
     never take text that the JSON string scanner would refuse or read otherwise)."""
     for fragments in fragmentations(text, seed=len(text)):
-        parser = PartialJsonObject()
-        seen = ""
-        for fragment in fragments:
-            seen += fragment
-            assert parser.feed(fragment) == parse_partial_json(seen), repr(seen)
+        fed_like_full_parses(fragments)

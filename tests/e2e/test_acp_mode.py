@@ -141,19 +141,26 @@ async def test_cancel_ends_the_turn_as_cancelled_and_withdraws_the_pending_permi
     assert not (workspace.proj / "never.txt").exists()
 
 
-async def test_a_stored_session_is_loaded_and_replayed(workspace: Workspace, fake_llm: FakeLLM) -> None:
+async def _stored_session(workspace: Workspace, fake_llm: FakeLLM) -> tuple[str, tuple[str, ...]]:
+    """A session stored by one ACP process (a prompt "first?" answered "First answer."; the fake
+    LLM's next answer is "Second answer."): its id and the arguments that find it again."""
     fake_llm.script(script.text("First answer."), script.text("Second answer."))
     args = ("--no-tools", "--session-dir", str(workspace.sess))
     async with acp_agent(workspace, Editor(), *args) as conn:
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(workspace.proj), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("first?")])
+    return session.session_id, args
+
+
+async def test_a_stored_session_is_loaded_and_replayed(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    session_id, args = await _stored_session(workspace, fake_llm)
     editor = Editor()
     async with acp_agent(workspace, editor, *args) as conn:
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
-        await conn.load_session(cwd=str(workspace.proj), session_id=session.session_id, mcp_servers=[])
+        await conn.load_session(cwd=str(workspace.proj), session_id=session_id, mcp_servers=[])
         replayed = list(editor.updates)
-        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("second?")])
+        response = await conn.prompt(session_id=session_id, prompt=[text_block("second?")])
         with pytest.raises(RequestError):
             await conn.prompt(session_id="no-such-session", prompt=[text_block("x")])
     assert [type(u) for _, u in replayed] == [UserMessageChunk, AgentMessageChunk]
@@ -169,13 +176,8 @@ async def test_a_stored_session_is_loaded_and_replayed(workspace: Workspace, fak
 async def test_a_session_loaded_by_an_id_prefix_is_used_by_that_prefix(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.script(script.text("First answer."), script.text("Second answer."))
-    args = ("--no-tools", "--session-dir", str(workspace.sess))
-    async with acp_agent(workspace, Editor(), *args) as conn:
-        await conn.initialize(protocol_version=PROTOCOL_VERSION)
-        session = await conn.new_session(cwd=str(workspace.proj), mcp_servers=[])
-        await conn.prompt(session_id=session.session_id, prompt=[text_block("first?")])
-    prefix = session.session_id[:8]
+    session_id, args = await _stored_session(workspace, fake_llm)
+    prefix = session_id[:8]
     editor = Editor()
     async with acp_agent(workspace, editor, *args) as conn:
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
