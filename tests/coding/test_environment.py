@@ -93,8 +93,11 @@ def test_git_gets_no_provider_key_but_the_users_git_variables(monkeypatch: pytes
 
 
 def test_every_filter_driver_the_config_names_is_switched_off() -> None:
-    listing = "filter.lfs.clean\0filter.lfs.smudge\0filter.my.evil.process\0"
+    listing = "filter.lfs.clean\0filter.lfs.smudge\0filter.my.evil.process\0filter.x=y.clean\0"
     overrides = environment._filter_overrides(listing)
-    assert "filter.lfs.clean=" in overrides and "filter.lfs.smudge=" in overrides
-    assert "filter.my.evil.process=" in overrides and "filter.my.evil.required=false" in overrides
-    assert environment._filter_overrides(None) == []
+    assert overrides is not None
+    assert ("filter.lfs.clean", "") in overrides and ("filter.lfs.smudge", "") in overrides
+    assert ("filter.my.evil.process", "") in overrides and ("filter.my.evil.required", "false") in overrides
+    assert ("filter.x=y.clean", "") in overrides
+    assert environment._filter_overrides("") == []
+    assert environment._filter_overrides("filter.a\nb.clean\0") is None  # cannot be named: no status

@@ -8,6 +8,7 @@ sees the provider keys. The snapshot itself still shows the branch, the change a
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -66,3 +67,27 @@ async def test_a_repositorys_git_config_runs_no_program_at_start_up_and_the_snap
     assert not marker.exists(), marker.read_text()
     assert "- Current branch: main" in prompt
     assert " M a.txt" in prompt and "signed commit" in prompt and " first" in prompt
+
+
+async def test_a_filter_driver_whose_name_holds_an_equals_sign_runs_no_program_at_start_up(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    # git splits a ``-c`` setting at its first "=": ``-c filter.x=y.clean=`` would set ``filter.x``
+    # and leave the driver ``x=y`` on; the snapshot must switch it off all the same.
+    marker = tmp_path / "marker"
+    repo = workspace.proj
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("hi\n")
+    _git(repo, "add", "a.txt")
+    _git(repo, "-c", "user.email=a@b", "-c", "user.name=A", "commit", "-q", "-m", "first")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f'[filter "x=y"]\n\tclean = "echo ran key=$OPENAI_API_KEY >> {marker}; cat"\n')
+    (repo / ".gitattributes").write_text("* filter=x=y\n")
+    os.utime(repo / "a.txt", (978307200, 978307200))  # same content, other mtime: status hashes it
+    workspace.env["OPENAI_API_KEY"] = KEY
+    args = ["--model", "fake/fake-model", "--no-tools", "--no-session"]
+    async with RpcClient.spawn(args=args, cwd=repo, env=workspace.env) as client:
+        prompt = (await client.get_state())["systemPrompt"]
+    assert not marker.exists(), marker.read_text()
+    assert "- Current branch: main" in prompt and " first" in prompt
+    assert "?? .gitattributes" in prompt  # status still ran, with the driver switched off

@@ -6,8 +6,9 @@ by a short timeout and a failure just leaves the part out.
 
 The repository's configuration is not the user's: a downloaded tree can bring a ``.git/config``
 whose ``core.fsmonitor``, ``log.showSignature`` + ``gpg.program`` or filter drivers name a
-program. The snapshot switches every such key off on git's command line (which wins over
-every configuration file), reads nothing from stdin, and gives git only ``PATH``, ``HOME``
+program. The snapshot switches every such key off through ``GIT_CONFIG_COUNT`` settings (which
+win over every configuration file; a driver's name may hold any character, even "="), skips
+``status`` when the filter drivers cannot all be switched off, reads nothing from stdin, and gives git only ``PATH``, ``HOME``
 and git's own variables from the environment: no provider key (docs/security.md).
 """
 
@@ -107,38 +108,61 @@ def git_environment() -> dict[str, str]:
     return env
 
 
-def _filter_overrides(listing: str | None) -> list[str]:
-    """``-c`` values that switch off every filter driver named in ``git config``'s NUL-separated ``listing``."""
-    drivers = {name.rsplit(".", 1)[0] for name in (listing or "").split("\0") if name.startswith("filter.")}
+def _filter_overrides(listing: str) -> list[tuple[str, str]] | None:
+    """Settings that switch off every filter driver named in ``git config``'s NUL-separated ``listing``.
+
+    None when a name cannot be handed to git as a key (a line break in it): then status is not run.
+    """
+    drivers = {name.rsplit(".", 1)[0] for name in listing.split("\0") if name.startswith("filter.")}
+    if any("\n" in driver or "\r" in driver for driver in drivers):
+        return None
     return [
-        f"{driver}.{key}={value}"
+        (f"{driver}.{key}", value)
         for driver in sorted(drivers)
         for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
     ]
 
 
-def _git(repo: Path, args: list[str], overrides: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    config = [part for value in (*_SAFE_CONFIG, *overrides) for part in ("-c", value)]
+def _config_environment(env: dict[str, str], overrides: list[tuple[str, str]]) -> dict[str, str]:
+    """``env`` carrying :data:`_SAFE_CONFIG` and ``overrides`` as git configuration.
+
+    They go through ``GIT_CONFIG_COUNT`` / ``GIT_CONFIG_KEY_<n>`` / ``GIT_CONFIG_VALUE_<n>``, not
+    ``-c``: git splits a ``-c`` argument at its first "=", so a driver named ``x=y`` would set
+    ``filter.x`` and leave the real driver on; a key in the environment is taken whole. Like ``-c``,
+    these win over every configuration file.
+    """
+    settings = [(item.partition("=")[0], item.partition("=")[2]) for item in _SAFE_CONFIG] + overrides
+    env = dict(env)
+    for index, (key, value) in enumerate(settings):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    env["GIT_CONFIG_COUNT"] = str(len(settings))
+    return env
+
+
+def _git(
+    repo: Path, args: list[str], overrides: list[tuple[str, str]], env: dict[str, str]
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        ["git", "--no-pager", *config, *args],
+        ["git", "--no-pager", *args],
         cwd=repo,
         stdin=subprocess.DEVNULL,  # stdin is the protocol's: nothing git runs may read it
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env=env,
+        env=_config_environment(env, overrides),
     )
 
 
-def _wait(process: subprocess.Popen[str]) -> str | None:
-    """The process's stdout (None on failure or after :data:`GIT_TIMEOUT_S`)."""
+def _wait(process: subprocess.Popen[str], ok: tuple[int, ...] = (0,)) -> str | None:
+    """The process's stdout (None on an exit code not in ``ok``, or after :data:`GIT_TIMEOUT_S`)."""
     try:
         out, _ = process.communicate(timeout=GIT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
         return None
-    return out.rstrip() if process.returncode == 0 else None
+    return out.rstrip() if process.returncode in ok else None
 
 
 class _Snapshot:
@@ -157,11 +181,15 @@ class _Snapshot:
             for name, args in _COMMANDS.items():
                 running[name] = _git(repo, args, [], env)
             self.processes.extend(running.values())
-            # "git config" exits 1 when no filter is defined: that is an empty listing
-            filters = _wait(running.pop("filters"))
-            status = _git(repo, _STATUS, _filter_overrides(filters), env)
-            self.processes.append(status)
-            running["status"] = status
+            # "git config" exits 1 when no filter is defined: that is an empty listing. When the
+            # listing fails or times out, or a driver cannot be named, status is not run at all:
+            # the snapshot says less rather than run a filter the repository chose.
+            listing = _wait(running.pop("filters"), ok=(0, 1))
+            overrides = _filter_overrides(listing) if listing is not None else None
+            if overrides is not None:
+                status = _git(repo, _STATUS, overrides, env)
+                self.processes.append(status)
+                running["status"] = status
         except OSError:
             pass  # no git (or no process slot): what started is collected, the rest is left out
         for name, process in running.items():
