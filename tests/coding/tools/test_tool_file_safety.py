@@ -370,3 +370,30 @@ async def test_a_bom_file_s_first_line_reads_with_the_anchor_edit_accepts(tmp_pa
         "replace",
     )
     assert path.read_bytes() == "\ufeff1st\nsecond\n".encode()
+
+
+async def test_a_line_longer_than_the_page_is_read_in_pieces_and_shown_with_its_anchor(
+    tmp_path: Path,
+) -> None:
+    long_line = "value = [" + "1, " * 40_000 + "]  "  # ~120 KB, trailing spaces the anchor ignores
+    path = tmp_path / "big.py"
+    path.write_text(long_line + "\r\nx = 1\n")
+    text = _text(await _run(tmp_path, "read", {"path": "big.py"}))
+    tag = anchor(1, long_line)
+    head, notice = text.split("\n\n")
+    assert head.startswith(f"{tag}:value = [1, 1, ") and len(head.encode()) <= 51_200 + len(tag) + 1
+    assert notice == "[Line 1 is 117.2KB; showing its first 50.0KB. Use bash (e.g. cut -c) to see the rest]"
+    result = await _run(
+        tmp_path,
+        "edit",
+        {
+            "edits": [
+                {"path": "big.py", "loc": {"range": {"pos": tag, "end": tag}}, "content": ["value = []"]}
+            ]
+        },
+    )
+    assert path.read_bytes() == b"value = []\nx = 1\n" and "Updated big.py" in _text(result)
+    # a long line of no letter or digit is hashed with its line number as the seed, as edit does
+    (tmp_path / "rule.txt").write_text("x\n" + "=" * 120_000 + "\n")
+    ruled = _text(await _run(tmp_path, "read", {"path": "rule.txt", "sel": "L2"}))
+    assert ruled.startswith(f"{anchor(2, '=' * 120_000)}:====")

@@ -24,6 +24,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from xcsh.coding.tools.errors import ToolError
@@ -48,6 +49,45 @@ def line_hash(number: int, line: str) -> str:
     seed = 0 if any(ch.isalnum() for ch in text) else number
     # bytes that were not UTF-8 (kept as lone surrogates by the edit tools) hash as themselves
     return _PAIRS[_xxh32(text.encode("utf-8", "surrogateescape"), seed) & 0xFF]
+
+
+_ALNUM_RE = re.compile(r"[^\W_]")  # exactly str.isalnum()
+_TRAILING_SPACE = b" \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f"
+_CHUNK = 1 << 20
+
+
+def file_line_hash(path: Path, offset: int, length: int, number: int) -> str:
+    """:func:`line_hash` of the ``length`` bytes at ``offset`` of ``path`` (a line too long to
+    hold), read in pieces. Trailing whitespace is taken as ASCII whitespace here."""
+    import codecs
+
+    import xxhash
+
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    has_alnum = False
+    end = position = 0
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        while position < length:
+            chunk = handle.read(min(_CHUNK, length - position))
+            if not chunk:
+                break
+            if not has_alnum and _ALNUM_RE.search(decoder.decode(chunk)):
+                has_alnum = True
+            kept = chunk.rstrip(_TRAILING_SPACE)
+            if kept:
+                end = position + len(kept)
+            position += len(chunk)
+        digest = xxhash.xxh32(seed=0 if has_alnum else number)
+        handle.seek(offset)
+        position = 0
+        while position < end:
+            chunk = handle.read(min(_CHUNK, end - position))
+            if not chunk:
+                break
+            digest.update(chunk.replace(b"\r", b""))
+            position += len(chunk)
+    return _PAIRS[digest.intdigest() & 0xFF]
 
 
 def anchor(number: int, line: str) -> str:

@@ -30,10 +30,10 @@ import base64
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from xcsh.agent.tool import AgentTool
 from xcsh.agent.types import AgentToolResult, ToolUpdate
@@ -41,9 +41,9 @@ from xcsh.ai.abort import AbortSignal
 from xcsh.coding.tools import read_sources as sources
 from xcsh.coding.tools.defs_files import DEFAULT_READ_LINES, Numbering, read_description
 from xcsh.coding.tools.defs_files import READ_PARAMETERS as _PARAMETERS
-from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 from xcsh.coding.tools.file_write import display_text
-from xcsh.coding.tools.hashline import format_line
+from xcsh.coding.tools.hashline import anchor, file_line_hash, format_line
 from xcsh.coding.tools.ls import list_directory
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.truncate import MAX_BYTES, MAX_LINES, format_size
@@ -114,10 +114,54 @@ def _numbered(number: int, line: str, numbering: Numbering) -> str:
     return display_text(line)
 
 
-def read_text_file(path: Path, shown: str, selection: LineSelection, numbering: Numbering = "none") -> str:
+@dataclass(slots=True, frozen=True)
+class LongLine:
+    """A line too long to hold: its first bytes, its whole size and where it is in its file."""
+
+    head: bytes
+    size: int  # bytes, its newline included
+    path: Path
+    offset: int
+
+
+_LONG_LINE = 2 * MAX_BYTES  # a longer line is read in pieces, only its head kept
+_ABORT_CHECK_LINES = 4096
+
+
+def file_lines(path: Path, handle: BinaryIO, signal: AbortSignal | None = None) -> Iterator[bytes | LongLine]:
+    """The lines of an open file; one past ``_LONG_LINE`` bytes comes as a :class:`LongLine`
+    (memory stays bounded). Raises ToolAbortedError when ``signal`` fires."""
+    offset = 0
+    count = 0
+    while raw := handle.readline(_LONG_LINE):
+        count += 1
+        if count % _ABORT_CHECK_LINES == 0 and signal is not None and signal.aborted:
+            raise ToolAbortedError()
+        if len(raw) < _LONG_LINE or raw.endswith(b"\n"):
+            offset += len(raw)
+            yield raw
+            continue
+        size = len(raw)
+        while piece := handle.readline(_LONG_LINE):
+            if signal is not None and signal.aborted:
+                raise ToolAbortedError()
+            size += len(piece)
+            if piece.endswith(b"\n"):
+                break
+        yield LongLine(raw, size, path, offset)
+        offset += size
+
+
+def read_text_file(
+    path: Path,
+    shown: str,
+    selection: LineSelection,
+    numbering: Numbering = "none",
+    signal: AbortSignal | None = None,
+) -> str:
     """Render the selected lines of a text file (prefixed per ``numbering``) with the continuation notice."""
     with path.open("rb") as handle:
-        return render_lines(handle, shown, selection, numbering)
+        return render_lines(file_lines(path, handle, signal), shown, selection, numbering)
 
 
 def render_text(text: str, shown: str, selection: LineSelection, numbering: Numbering = "none") -> str:
@@ -125,20 +169,30 @@ def render_text(text: str, shown: str, selection: LineSelection, numbering: Numb
     return render_lines(iter(text.encode("utf-8").splitlines(keepends=True)), shown, selection, numbering)
 
 
+def _line_size(raw: bytes | LongLine) -> int:
+    return raw.size if isinstance(raw, LongLine) else len(raw)
+
+
 def render_lines(
-    raw_lines: Iterable[bytes], shown: str, selection: LineSelection, numbering: Numbering
+    raw_lines: Iterable[bytes | LongLine], shown: str, selection: LineSelection, numbering: Numbering
 ) -> str:
     """The selected lines of ``raw_lines`` within the line and byte caps, with the continuation notice."""
     collected: list[str] = []
     collected_bytes = 0
     total = 0
-    for raw in raw_lines:
+    first_long: LongLine | None = None
+    for item in raw_lines:
         total += 1
-        if total == 1 and raw.startswith(_BOM):
+        raw = item.head if isinstance(item, LongLine) else item
+        bom = total == 1 and raw.startswith(_BOM)
+        if bom:
             raw = raw[len(_BOM) :]  # a BOM is no part of line 1 (edit keeps it and anchors without it)
         if total >= selection.start and len(collected) < selection.limit and collected_bytes <= MAX_BYTES:
+            if not collected and isinstance(item, LongLine):
+                skip = len(_BOM) if bom else 0
+                first_long = LongLine(raw, item.size - skip, item.path, item.offset + skip)
             collected.append(_decode_line(raw))
-            collected_bytes += len(raw)
+            collected_bytes += _line_size(item)
     if total == 0:
         if selection.start > 1:
             raise ToolError(f"Line {selection.start} is beyond the end of {shown} (the file is empty).")
@@ -148,9 +202,17 @@ def render_lines(
             f"Line {selection.start} is beyond the end of {shown} ({total} lines). Use sel=L1 to read from the start."
         )
     first = display_text(collected[0])
-    first_size = len(first.encode("utf-8"))
+    first_size = _text_size(first_long) if first_long is not None else len(first.encode("utf-8"))
     if first_size > MAX_BYTES:
         cut = first.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")
+        if numbering == "hash":  # the anchor of the whole line, so a range can replace it
+            if first_long is not None:
+                tag = f"{selection.start}#{file_line_hash(first_long.path, first_long.offset, first_size, selection.start)}"
+            else:
+                tag = anchor(selection.start, collected[0])
+            cut = f"{tag}:{cut}"
+        elif numbering == "number":
+            cut = f"{selection.start}:{cut}"
         return (
             f"{cut}\n\n[Line {selection.start} is {format_size(first_size)}; showing its first "
             f"{format_size(MAX_BYTES)}. Use bash (e.g. cut -c) to see the rest]"
@@ -173,6 +235,15 @@ def render_lines(
         limit_note = f" ({format_size(MAX_BYTES)} limit)" if by_bytes else ""
         text += f"\n\n[Showing lines {selection.start}-{last} of {total}{limit_note}. Use sel=L{last + 1} to continue]"
     return text
+
+
+def _text_size(line: LongLine) -> int:
+    """The bytes of a long line without its line ending."""
+    with line.path.open("rb") as handle:
+        handle.seek(line.offset + line.size - 2)
+        tail = handle.read(2)
+    ending = 2 if tail == b"\r\n" else 1 if tail.endswith(b"\n") else 0
+    return line.size - ending
 
 
 def _converted(converted: sources.Converted, shown: str, selection: LineSelection) -> AgentToolResult:
@@ -252,7 +323,7 @@ def _read(
                 f"Cannot read {shown}: it is a binary file ({format_size(size)}). "
                 "Use bash (e.g. file, xxd, strings) to inspect it."
             )
-        text = read_text_file(path, shown, selection, numbering)
+        text = read_text_file(path, shown, selection, numbering, signal)
     except PermissionError as exc:
         raise ToolError(f"Permission denied: {shown}") from exc
     except IsADirectoryError as exc:
