@@ -157,7 +157,18 @@ class FileBatch:
             if info is None and mode_from is not None:
                 info = os.stat(mode_from)
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            except PermissionError as exc:
+                if info is not None and os.access(target, os.W_OK):
+                    raise ToolError(
+                        self._failed(
+                            f"Cannot write {shown}: its directory is not writable, and files are only "
+                            "replaced whole (a new file next to it, renamed over it), never rewritten in "
+                            "place. Use bash to change it in place"
+                        )
+                    ) from exc
+                raise
             self._staged.append(_Staged(shown, target, temp, delete=False))
             try:
                 write_fully(fd, data)
