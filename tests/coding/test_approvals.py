@@ -182,6 +182,51 @@ def test_git_internals_and_hard_links_are_always_asked_about(proj: Path, home: P
     assert not rule_allows(config, proj, "write", {"path": "rc", "content": "x"})
 
 
+def test_path_rules_never_allow_writing_agent_policy_code_or_instructions(proj: Path, home: Path) -> None:
+    """Review 5 N4: ``.xcsh/``, other agents' folders, instruction files, git's user config and the
+    agent dir ask, as written and after symlinks, whatever their case; reading them (but the
+    agent dir) may still be allowed."""
+    config = ApprovalConfig(tools=frozenset({"write", "read"}), allow_paths=(".", "~/"))
+    agent_dir = home / "agentdir"
+    agent_dir.mkdir()
+    (proj / "cfg").mkdir()
+    os.symlink(proj / "cfg", proj / ".xcsh")  # .xcsh/config.yml is read through the link
+    os.symlink(proj / ".claude", proj / "docs" / "c")
+
+    def allowed(path: str, tool: str = "write") -> bool:
+        return rule_allows(config, proj, tool, {"path": path, "content": "x"}, agent_dir)
+
+    assert allowed("src/a.py") and allowed("docs/AGENTS.txt") and allowed("~/notes.txt")
+    for path in (
+        ".xcsh/config.yml",
+        ".XCSH/extensions/e.py",
+        "cfg/../.xcsh/commands/c.md",
+        ".claude/commands/x.md",
+        "docs/c/settings.json",
+        "sub/.codex/prompts/p.md",
+        ".cursor/rules/r.mdc",
+        ".github/workflows/ci.yml",
+        "AGENTS.md",
+        "sub/claude.md",
+        "XCSH.md",
+        "~/.gitconfig",
+        "~/.config/git/config",
+        "~/.config/opencode/AGENTS.md",
+        f"{agent_dir}/config.yml",
+    ):
+        assert not allowed(path), path
+    assert allowed("AGENTS.md", "read") and allowed(".xcsh/config.yml", "read")
+    assert not allowed(f"{agent_dir}/models.yml", "read") and not allowed(".git/config", "read")
+
+
+def test_project_settings_only_add_gated_tools() -> None:
+    """Review 5 N4: a project's ``allowCommands``/``allowPaths`` are ignored, its tools are added."""
+    user = {"approvals.tools": ["bash"], "approvals.allowPaths": ["docs/"]}
+    merged = {**user, "approvals.tools": ["read"], "approvals.allowCommands": ["python3"]}
+    config = config_from(merged.get, None, user.get)
+    assert config == ApprovalConfig(tools=frozenset({"bash", "python", "read"}), allow_paths=("docs/",))
+
+
 def test_naming_one_tool_covers_every_tool_that_runs_code_or_writes_files() -> None:
     settings = {"approvals.tools": ["bash"], "approvals.allowCommands": ["ls"], "approvals.timeoutSeconds": 5}
     config = config_from(settings.get, "write, edit")

@@ -19,8 +19,12 @@ extension tools — are never allowed by a path rule) and **every** such path pa
 
 - the path is resolved as the tool resolves it (:func:`~xcsh.coding.tools.paths.resolve_path`:
   ``~``, a leading ``@``, relative to the cwd), then through every symlink (``realpath``);
-- a path with a ``.git`` component (hooks and config run code) or an existing file with more
-  than one hard link never passes;
+- a path naming the agent's own policy, code or instructions never passes (:func:`protected`):
+  a ``.git`` component (hooks and config run code), the project's ``.xcsh/`` and the other
+  agents' folders discovery reads (``.claude``, ``.codex`` …), the instruction files
+  (``AGENTS.md``, ``CLAUDE.md`` …), git's user config and anything in the agent dir — judged
+  both as written and after symlinks, without regard to case; nor does an existing file with
+  more than one hard link;
 - a directory rule (``docs/``, ``.``) passes the path itself and everything below it; a glob
   rule (``*``, ``?``, ``[…]``, ``{a,b}``) is matched with ``*`` and ``?`` inside one path
   segment and ``**`` across segments. A relative rule is taken from the project root and only
@@ -37,6 +41,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +147,8 @@ PATH_ARGUMENTS: dict[str, Callable[[dict[str, Any]], list[str] | None]] = {
     "ast_grep": _one("path", "."),
     "inspect_image": _one("path"),
 }
+# the tools among them that change files (the others only read)
+WRITING = frozenset({"write", "edit", "notebook", "ast_edit"})
 # tools whose path must name one file: a directory would let them write files found below it
 FILE_ONLY = frozenset({"ast_edit"})
 
@@ -186,9 +193,54 @@ def _rule_matches(rule: str, target: Path, root: Path, cwd: Path) -> bool:
     return _inside(target, base)
 
 
+# Folders whose files steer an agent or run code when read (docs/approvals.md, "Always-allowed
+# rules"): git's, xcsh's, the other agents' that discovery reads (coding/discovery/providers),
+# and editors' and CI's folders that run what is in them. Compared case-insensitively.
+PROTECTED_DIRS = frozenset(
+    {
+        ".git",
+        ".xcsh",
+        ".claude",
+        ".codex",
+        ".gemini",
+        ".cursor",
+        ".opencode",
+        ".windsurf",
+        ".clinerules",
+        ".agent",
+        ".agents",
+        ".github",
+        ".vscode",
+    }
+)
+# Files read as instructions for every session (discovery's context files) or as git's config.
+PROTECTED_FILES = frozenset({"xcsh.md", "agents.md", "claude.md", "gemini.md", "system.md", ".gitconfig"})
+# Folders of ~/.config read as another agent's or git's configuration.
+PROTECTED_CONFIG_DIRS = frozenset({"git", "opencode"})
+
+
+def protected(path: Path, agent_dir: Path | None = None, *, writes: bool = True) -> bool:
+    """Whether ``path`` (absolute) names agent policy, code or instructions no path rule may allow.
+
+    For a reading tool (``writes`` false) only ``.git`` and the agent dir (its ``models.yml``
+    and ``auth.json`` hold keys) are protected.
+    """
+    parts = [part.casefold() for part in path.parts]
+    if writes:
+        if any(part in PROTECTED_DIRS for part in parts) or (parts and parts[-1] in PROTECTED_FILES):
+            return True
+        if any(a == ".config" and b in PROTECTED_CONFIG_DIRS for a, b in pairwise(parts)):
+            return True
+    elif ".git" in parts:
+        return True
+    if agent_dir is not None:
+        for base in {agent_dir.absolute(), _real(agent_dir)}:
+            if _inside(path, base):
+                return True
+    return False
+
+
 def _target_ok(target: Path) -> bool:
-    if ".git" in target.parts:
-        return False
     try:
         info = target.stat()
     except OSError:
@@ -196,11 +248,22 @@ def _target_ok(target: Path) -> bool:
     return info.st_nlink <= 1 or stat.S_ISDIR(info.st_mode)
 
 
-def path_allowed(rules: Sequence[str], cwd: Path, raw: str, *, file_only: bool = False) -> bool:
+def path_allowed(
+    rules: Sequence[str],
+    cwd: Path,
+    raw: str,
+    *,
+    file_only: bool = False,
+    writes: bool = True,
+    agent_dir: Path | None = None,
+) -> bool:
     """Whether the path ``raw`` names (as the tools resolve it, symlinks followed) passes a rule."""
     try:
-        target = _real(resolve_path(cwd, raw))
+        written = Path(os.path.normpath(resolve_path(cwd, raw)))
+        target = _real(written)
         root = _real(cwd)
+        if protected(written, agent_dir, writes=writes) or protected(target, agent_dir, writes=writes):
+            return False
         if not _target_ok(target) or (file_only and not target.is_file()):
             return False
         return any(_rule_matches(rule, target, root, cwd) for rule in rules)
@@ -208,12 +271,17 @@ def path_allowed(rules: Sequence[str], cwd: Path, raw: str, *, file_only: bool =
         return False
 
 
-def paths_allowed(rules: Sequence[str], cwd: Path, tool_name: str, args: dict[str, Any]) -> bool:
+def paths_allowed(
+    rules: Sequence[str], cwd: Path, tool_name: str, args: dict[str, Any], agent_dir: Path | None = None
+) -> bool:
     """Whether every path the call touches passes a rule (False when the tool's paths are unknown)."""
     if not rules:
         return False
     paths = touched_paths(tool_name, args)
     if not paths:
         return False
-    file_only = tool_name in FILE_ONLY
-    return all(path_allowed(rules, cwd, raw, file_only=file_only) for raw in paths)
+    file_only, writes = tool_name in FILE_ONLY, tool_name in WRITING
+    return all(
+        path_allowed(rules, cwd, raw, file_only=file_only, writes=writes, agent_dir=agent_dir)
+        for raw in paths
+    )

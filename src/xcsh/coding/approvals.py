@@ -95,21 +95,37 @@ def with_groups(names: list[str]) -> frozenset[str]:
     return frozenset(tools)
 
 
-def config_from(settings_get: Callable[[str], Any], flag: str | None) -> ApprovalConfig | None:
-    """The policy from the ``--approve`` flag (wins) or the ``approvals.*`` settings; None when off."""
-    tools = _names(flag) if flag is not None else _names(settings_get("approvals.tools"))
+def config_from(
+    settings_get: Callable[[str], Any], flag: str | None, user_get: Callable[[str], Any] | None = None
+) -> ApprovalConfig | None:
+    """The policy from the ``--approve`` flag (wins) or the ``approvals.*`` settings; None when off.
+
+    ``settings_get`` sees every layer, ``user_get`` (default: the same) only the user's own:
+    a project's settings can only narrow the policy — its ``approvals.tools`` are added to the
+    user's, its ``allowCommands`` and ``allowPaths`` are ignored (a repository, or an agent
+    writing to it, must not be able to let itself run without asking).
+    """
+    user = user_get or settings_get
+    if flag is not None:
+        tools = _names(flag)
+    else:
+        tools = list(
+            dict.fromkeys([*_names(user("approvals.tools")), *_names(settings_get("approvals.tools"))])
+        )
     if not tools:
         return None
     timeout = settings_get("approvals.timeoutSeconds")
     return ApprovalConfig(
         tools=with_groups(tools),
-        allow_commands=tuple(_names(settings_get("approvals.allowCommands"))),
-        allow_paths=tuple(_names(settings_get("approvals.allowPaths"))),
+        allow_commands=tuple(_names(user("approvals.allowCommands"))),
+        allow_paths=tuple(_names(user("approvals.allowPaths"))),
         timeout_s=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else DEFAULT_TIMEOUT_S,
     )
 
 
-def rule_allows(config: ApprovalConfig, cwd: Path, tool_name: str, args: dict[str, Any]) -> bool:
+def rule_allows(
+    config: ApprovalConfig, cwd: Path, tool_name: str, args: dict[str, Any], agent_dir: Path | None = None
+) -> bool:
     """Whether an always-allowed rule proves this call may run without asking (coding/approval_rules)."""
     if tool_name == "bash":
         if not config.allow_commands:
@@ -121,7 +137,7 @@ def rule_allows(config: ApprovalConfig, cwd: Path, tool_name: str, args: dict[st
         return False
     from xcsh.coding.approval_rules import paths_allowed
 
-    return paths_allowed(config.allow_paths, cwd, tool_name, args)
+    return paths_allowed(config.allow_paths, cwd, tool_name, args, agent_dir)
 
 
 class ApprovalGate:
@@ -133,7 +149,7 @@ class ApprovalGate:
         self.ui: ConfirmUI | None = None
 
     def always_allowed(self, tool_name: str, args: dict[str, Any]) -> bool:
-        return rule_allows(self.config, self.session.cwd, tool_name, args)
+        return rule_allows(self.config, self.session.cwd, tool_name, args, self.session.config.agent_dir)
 
     async def check(self, call: ToolCall, args: dict[str, Any]) -> str | None:
         """None when the call may run; otherwise the error text the model reads instead."""
@@ -184,7 +200,7 @@ def configure(options: StartupOptions) -> ApprovalsStartup:
 
 def install(session: AgentSession, startup: ApprovalsStartup) -> None:
     """Turn approvals on for ``session`` when the flag or the settings name tools."""
-    config = config_from(session.settings.get, startup.flag)
+    config = config_from(session.settings.get, startup.flag, session.settings.get_user)
     if config is None:
         return
     gate = ApprovalGate(session, config)
