@@ -31,19 +31,18 @@ imported by the reader that needs them, not at start-up (docs/performance.md, pr
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import socket
 import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.tools.errors import ToolAbortedError, ToolError
+from xcsh.coding.tools.errors import ToolError
 from xcsh.coding.tools.optional import require
 from xcsh.coding.tools.truncate import format_size
+from xcsh.coding.tools.url_body import read_body
 
 if TYPE_CHECKING:
     import sqlite3
@@ -112,50 +111,6 @@ def html_to_markdown(html: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def _socket_of(response: Any) -> socket.socket | None:
-    """The socket under an ``http.client`` response (None when it cannot be found)."""
-    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
-
-
-def _shutdown(sock: socket.socket | None) -> None:
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
-
-
-def _read_body(response: Any, deadline: float, signal: AbortSignal | None) -> bytes:
-    """The body, read in pieces against ``deadline`` (a monotonic time); stops past the size cap
-    and ends when ``signal`` aborts. Raises TimeoutError past the deadline."""
-    sock = _socket_of(response)
-    remove = signal.add_callback(lambda: _shutdown(sock)) if signal is not None else None
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while size <= URL_MAX_BYTES:
-            if signal is not None and signal.aborted:
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            if sock is not None:
-                sock.settimeout(remaining)
-            chunk = response.read1(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError:
-        if signal is None or not signal.aborted:
-            raise
-    finally:
-        if remove is not None:
-            remove()
-    if signal is not None and signal.aborted:
-        raise ToolAbortedError("Reading the URL was aborted")
-    return b"".join(chunks)
-
-
 def read_url(url: str, timeout: float, signal: AbortSignal | None = None) -> Converted:
     """Fetch ``url`` within ``timeout`` seconds in all (connecting, headers and the whole body)
     and the size cap; HTML is converted to Markdown. ``signal`` aborts the download."""
@@ -174,7 +129,7 @@ def read_url(url: str, timeout: float, signal: AbortSignal | None = None) -> Con
             status = int(response.status)
             final_url = str(response.geturl())
             content_type = str(response.headers.get("Content-Type", ""))
-            body = _read_body(response, deadline, signal)
+            body = read_body(response, deadline, signal, URL_MAX_BYTES)
     except urllib.error.HTTPError as exc:
         raise ToolError(f"Fetching {url} failed: HTTP {exc.code} {exc.reason}") from exc
     except TimeoutError as exc:
