@@ -276,6 +276,28 @@ async def test_bytes_that_are_not_utf8_survive_an_edit_of_other_lines(tmp_path: 
     )
     assert "Skipped (not UTF-8, left unchanged; use bash to edit them): lat.py" in _text(result)
     assert path.read_bytes() == b"# caf\xe9 cr\xe8me\ny = 1\nx = 4\n"
+    # what the model is shown of those bytes is U+FFFD, never a lone surrogate
+    with pytest.raises(ToolError) as info:
+        await _run(
+            tmp_path,
+            "edit",
+            {"edits": [{"path": "lat.py", "old_text": "nowhere", "new_text": "x"}]},
+            "replace",
+        )
+    assert "# caf\ufffd cr\ufffdme" in str(info.value)
+    str(info.value).encode("utf-8")
+    result = await _run(
+        tmp_path,
+        "edit",
+        {
+            "edits": [
+                {"path": "lat.py", "loc": {"range": {"pos": line1, "end": line1}}, "content": ["# cafe"]}
+            ]
+        },
+    )
+    assert "- 1   :# caf\ufffd cr\ufffdme" in _text(result)
+    json.dumps(result, ensure_ascii=False).encode("utf-8")
+    assert path.read_bytes() == b"# cafe\ny = 1\nx = 4\n"
 
 
 async def test_move_never_replaces_a_file_refuses_directories_and_keeps_the_mode(tmp_path: Path) -> None:

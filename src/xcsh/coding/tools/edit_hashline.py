@@ -45,6 +45,7 @@ from xcsh.coding.tools.file_write import (
     FileBatch,
     check_model_text,
     decode_file_text,
+    display_text,
     encode_file_text,
     file_identity,
 )
@@ -235,7 +236,10 @@ def _preview(before: list[str], after: list[str]) -> tuple[str, int, int]:
                 continue
             gone = before[i1:i2]
             removed += len(gone)
-            out.extend(f"- {i1 + k + 1}   :{line}" for k, line in enumerate(gone[:PREVIEW_RUN]))
+            out.extend(
+                f"- {i1 + k + 1}   :{display_text(line.removesuffix(chr(13)))}"
+                for k, line in enumerate(gone[:PREVIEW_RUN])
+            )
             if len(gone) > PREVIEW_RUN:
                 out.append(f"  ... {len(gone) - PREVIEW_RUN} more removed lines")
             new = list(range(j1, j2))

@@ -258,6 +258,11 @@ def _unescape(text: str) -> str:
 
 
 def not_found_message(content: str, old_text: str, path: str) -> str:
+    """:func:`_not_found_message` with bytes that were not UTF-8 shown as U+FFFD."""
+    return display_text(_not_found_message(content, old_text, path))
+
+
+def _not_found_message(content: str, old_text: str, path: str) -> str:
     """The error for an ``old_text`` that matches nowhere: the current text the caller needs."""
     head = f"Could not find old_text in {path}."
     lines = content.split("\n")
