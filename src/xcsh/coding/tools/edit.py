@@ -51,6 +51,7 @@ from xcsh.coding.tools.file_write import (
     decode_file_text,
     encode_file_text,
     file_identity,
+    shown_errors,
 )
 from xcsh.coding.tools.paths import display_path, refuse_special_file, resolve_path
 from xcsh.coding.tools.syntax_guard import syntax_error_after
@@ -388,7 +389,7 @@ def create_edit_tool(cwd: Path, *, check_syntax: bool = False) -> AgentTool:
         edits = args.get("edits")
         if not isinstance(edits, list) or not edits:
             raise ToolError("edits must be a non-empty array of {path, old_text, new_text}")
-        return await asyncio.to_thread(_apply, cwd, edits, check_syntax)
+        return await asyncio.to_thread(shown_errors, lambda: _apply(cwd, edits, check_syntax))
 
     return AgentTool(
         name="edit",

@@ -48,6 +48,7 @@ from xcsh.coding.tools.file_write import (
     display_text,
     encode_file_text,
     file_identity,
+    shown_errors,
 )
 from xcsh.coding.tools.hashline import (
     Document,
@@ -304,7 +305,7 @@ def create_hashline_edit_tool(cwd: Path) -> AgentTool:
             raise ToolError(
                 'edits must be a non-empty array of {path, loc, content}, e.g. [{"path": "a.py", "loc": "append", "content": ["x = 1"]}]'
             )
-        return await asyncio.to_thread(_apply, cwd, edits)
+        return await asyncio.to_thread(shown_errors, lambda: _apply(cwd, edits))
 
     return AgentTool(
         name="edit",

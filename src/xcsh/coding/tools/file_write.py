@@ -27,13 +27,14 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from xcsh.agent.types import AgentToolResult
 from xcsh.coding.private_fs import write_fully
-from xcsh.coding.tools.errors import ToolError
+from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
@@ -76,6 +77,28 @@ def is_utf8(text: str) -> bool:
 def display_text(text: str) -> str:
     """``text`` for showing (tool results, diffs): each byte that was not UTF-8 as U+FFFD."""
     return _SURROGATE_RE.sub("\ufffd", text) if _SURROGATE_RE.search(text) else text
+
+
+def shown_result(result: AgentToolResult) -> AgentToolResult:
+    """``result`` with its text blocks passed through :func:`display_text` (the text of a file
+    read with :func:`decode_file_text` may hold lone surrogates; the model must not see them)."""
+    for block in result["content"]:
+        if block["type"] == "text":
+            block["text"] = display_text(block["text"])
+    return result
+
+
+def shown_errors(run: Callable[[], AgentToolResult]) -> AgentToolResult:
+    """``run()`` with its result and any ToolError's text shown by :func:`display_text`."""
+    try:
+        return shown_result(run())
+    except ToolAbortedError:
+        raise
+    except ToolError as exc:
+        text = str(exc)
+        if _SURROGATE_RE.search(text) is None:
+            raise
+        raise ToolError(display_text(text)) from exc
 
 
 def file_identity(path: Path) -> Hashable:
