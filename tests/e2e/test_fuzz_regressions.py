@@ -18,6 +18,7 @@ from typing import Any
 from conftest import BASE_ARGS, Workspace, user_texts
 from e2e.helpers import spawn_rpc
 from xcsh.rpc.client import RpcClient
+from xcsh.rpc.schema import FrameChecker
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -164,6 +165,30 @@ async def test_malformed_blocks_of_a_host_tool_result_become_text_and_the_sessio
     ]
     assert [a["stopReason"] for a in answers] == ["toolUse", "stop", "stop"]
     assert len(fake_llm.requests) == 3
+
+
+async def test_malformed_blocks_of_a_host_tool_update_become_text_in_the_update_frame(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # round 3: an update's blocks were forwarded verbatim, so tool_execution_update left the schema
+    fake_llm.script(script.tool_calls(("call_1", "echo_host", {"message": "hi"})), script.text("done"))
+    good = {"type": "text", "text": "working"}
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
+        await client.request({"type": "set_host_tools", "tools": [ECHO_HOST]}, timeout=30)
+        start = client.mark()
+        await client.request({"type": "prompt", "message": "go"}, timeout=30)
+        call = await client.wait_for_type("host_tool_call", since=start, timeout=30)
+        partial = {"content": [good, {"type": "text", "text": 5}, {"type": "image", "data": 5}]}
+        client.send_raw({"type": "host_tool_update", "id": call["id"], "partialResult": partial})
+        update = await client.wait_for_type("tool_execution_update", since=start, timeout=30)
+        client.send_raw({"type": "host_tool_result", "id": call["id"], "result": {"content": [good]}})
+        await client.wait_for_type("agent_end", since=start, timeout=30)
+    assert update["partialResult"]["content"] == [
+        good,
+        {"type": "text", "text": '{"type": "text", "text": 5}'},
+        {"type": "text", "text": '{"type": "image", "data": 5}'},
+    ]
+    assert FrameChecker().violations(update) == []
 
 
 def _entry(entry_id: str, parent: str | None, message: object) -> str:

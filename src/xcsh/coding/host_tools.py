@@ -259,10 +259,12 @@ class HostToolBridge:
             pending.future.set_result(checked_result(result))
 
     def handle_update(self, frame: dict[str, Any]) -> None:
-        """Forward a progress update for a pending call as a tool update."""
+        """Forward a progress update for a pending call as a tool update, its blocks checked as a
+        result's are (:func:`checked_result`: a malformed block becomes a text block with its JSON,
+        so the ``tool_execution_update`` frame stays on the protocol's schema)."""
         pending = self._pending.get(str(frame.get("id")))
         if pending is not None and not pending.future.done():
-            pending.on_update(frame["partialResult"])
+            pending.on_update(checked_result(frame["partialResult"]))
 
     def reject_all(self, message: str = DISCONNECTED_TEXT) -> None:
         """Fail every pending call with ``message`` (stdin reached EOF)."""
