@@ -24,7 +24,13 @@ from xcsh.ai import watchdog
 from xcsh.ai.abort import AbortController
 from xcsh.ai.events import AssistantMessageEvent
 from xcsh.ai.local import API, default_model
-from xcsh.ai.local.runtime import LocalRuntime, RuntimeSpec, current_runtime, stop_runtime
+from xcsh.ai.local.runtime import (
+    LocalRuntime,
+    RuntimeSpec,
+    current_runtime,
+    runtime_environment,
+    stop_runtime,
+)
 from xcsh.ai.local.weights import ChecksumMismatchError, is_verified, join_parts
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import stream
@@ -334,3 +340,15 @@ def test_an_unverified_existing_file_is_hashed_before_use(tmp_path: Path) -> Non
     assert is_verified(target, sha, 7)
     target.write_bytes(b"WEIGHTS")  # changed after verification: the marker no longer vouches for it
     assert not is_verified(target, sha, 7)
+
+
+def test_the_runtime_child_gets_no_provider_key_but_what_finds_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-for-the-runtime")
+    monkeypatch.setenv("MY_PROXY_TOKEN", "tok-never-either")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere/src")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    env = runtime_environment()
+    assert "OPENAI_API_KEY" not in env and "MY_PROXY_TOKEN" not in env
+    assert env["PYTHONPATH"] == "/somewhere/src" and env["OMP_NUM_THREADS"] == "2" and "PATH" in env

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -192,3 +193,63 @@ async def test_a_tool_command_cannot_read_the_keys_from_the_agents_proc_environ_
         assert "Permission denied" in output
         for secret in (*SECRETS, CLI_KEY):
             assert secret not in output
+
+
+def _children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (from /proc/<pid>/stat)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+async def _environ_of_blocked_rg(client: RpcClient, fifo: Path) -> str:
+    """The environment of the agent's ``rg`` child, blocked opening ``fifo``; then lets it go on."""
+    opening = asyncio.ensure_future(asyncio.to_thread(os.open, fifo, os.O_WRONLY))
+    try:
+        writer = await asyncio.wait_for(asyncio.shield(opening), timeout=60)  # rg opened it too
+    except TimeoutError:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # frees the blocked open
+        raise
+    try:
+        children = _children(client.process.pid)
+        rg = [pid for pid in children if b"rg" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]]
+        return Path(f"/proc/{rg[0]}/environ").read_bytes().decode()
+    finally:
+        os.close(writer)  # an empty ignore file: rg goes on
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+async def test_the_ripgrep_processes_of_grep_and_find_get_no_provider_key(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # rg reads the ``.rgignore`` of each directory it walks; as a FIFO it holds rg in ``open``
+    # until the test opens the other end, so its environment can be read while it runs (a
+    # process's environ is readable by its user once it has exec'ed)
+    _setup(workspace, fake_llm.base_url)
+    workspace.env["OPENAI_API_KEY"] = PROXY_KEY + "-openai"
+    (workspace.proj / "a.txt").write_text("a zebra\n")
+    os.mkfifo(workspace.proj / ".rgignore")
+    fake_llm.script(
+        script.tool_calls(("g1", "grep", {"pattern": "zebra"})),
+        script.tool_calls(("f1", "find", {"pattern": "*.txt"})),
+        script.text("done"),
+    )
+    args = ["--model", "fake/fake-model", "--tools", "grep,find", "--no-session"]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        await client.prompt("search")
+        environs = [await _environ_of_blocked_rg(client, workspace.proj / ".rgignore")]
+        environs.append(await _environ_of_blocked_rg(client, workspace.proj / ".rgignore"))
+        frames = await client.wait_for_idle(timeout=60)
+    for environ in environs:
+        assert "PATH=" in environ  # the environment was read
+        for secret in (PROXY_KEY, ANTHROPIC_KEY, PROXY_KEY + "-openai"):
+            assert secret not in environ
+    results = [f["result"]["content"][0]["text"] for f in frames if f["type"] == "tool_execution_end"]
+    assert "a zebra" in results[0] and "a.txt" in results[1]

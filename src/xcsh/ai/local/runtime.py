@@ -41,6 +41,25 @@ logger = logging.getLogger(__name__)
 _VERBOSE_ENV = "XCSH_LOCAL_VERBOSE"
 
 
+# What the runtime child keeps of our environment: finding Python and its packages, locale and
+# temp dir, and the native library's own thread/GPU settings. Nothing else (no provider key):
+# the child needs none of it, and once exec'ed its /proc/<pid>/environ is readable again.
+_RUNTIME_ENV = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "LD_LIBRARY_PATH"}
+    | {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "XDG_CACHE_HOME", _VERBOSE_ENV}
+)
+_RUNTIME_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "LLAMA_", "CUDA_", "HIP_", "ROCR_", "GPU_", "VK_")
+
+
+def runtime_environment() -> dict[str, str]:
+    """The runtime child's environment: :data:`_RUNTIME_ENV` and its prefixes, nothing else."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in _RUNTIME_ENV or name.startswith(_RUNTIME_ENV_PREFIXES)
+    }
+
+
 class LocalRuntimeError(LocalModelError):
     """The runtime process failed to start or stopped answering."""
 
@@ -114,6 +133,7 @@ class LocalRuntime:
             stdout=subprocess.PIPE,
             stderr=None,  # inherited: the native logs go to our stderr
             start_new_session=True,  # a terminal's Ctrl-C is ours to handle, not the child's
+            env=runtime_environment(),
         )
         self._process = process
         assert process.stdin is not None and process.stdout is not None

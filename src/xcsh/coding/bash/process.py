@@ -224,6 +224,7 @@ async def _run_quietly(*argv: str) -> int | None:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
+            env=tool_environment(),
         )
     except OSError:
         return None

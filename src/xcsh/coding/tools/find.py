@@ -39,6 +39,7 @@ from xcsh.agent.tool import AgentTool
 from xcsh.agent.types import AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding.globs import glob_to_regex
+from xcsh.coding.secrets import tool_environment
 from xcsh.coding.tools.defs_search import DEFAULT_FIND_LIMIT
 from xcsh.coding.tools.defs_search import FIND_DESCRIPTION as _DESCRIPTION
 from xcsh.coding.tools.defs_search import FIND_PARAMETERS as _PARAMETERS
@@ -100,6 +101,7 @@ class RipgrepRun:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=self._cwd,
+            env=tool_environment(),  # no provider key (docs/security.md)
             limit=self._limit,
         )
         assert proc.stdout is not None and proc.stderr is not None
