@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from conftest import Workspace, fake_models_yml
+from conftest import Workspace
 from e2e.helpers import spawn_rpc
 from xcsh.rpc.client import RpcClient
 from xcsh.rpc.jsonl import encode_frame
@@ -185,17 +184,27 @@ async def test_an_extension_send_error_is_not_taken_for_the_pending_request(
     ]
 
 
-@pytest.mark.frames_off_schema  # a NaN price is written as null where the schema says number
 async def test_non_finite_numbers_are_written_as_null_like_json_stringify(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    """§1: every frame is valid JSON; NaN and Infinity (not JSON) become null, as JSON.stringify writes them."""
-    odd = "      - id: odd-prices\n        cost: {input: .nan, output: .inf}\n"
-    (workspace.agent / "models.yml").write_text(fake_models_yml(fake_llm.base_url, extra_models=odd))
+    """§1: every frame is valid JSON; NaN and Infinity (not JSON) become null, as JSON.stringify writes them.
+
+    The non-finite numbers come from the host (a JSON reader that takes ``NaN`` literals, as the
+    server's does) in a host tool's result details; a models.yml cost of ``.nan`` used to carry
+    them, but is now refused as an invalid price (tests/coding/test_models.py)."""
+    fake_llm.script(script.tool_calls(("c1", "odd", {})), script.text("done"))
+    odd = {"name": "odd", "description": "odd numbers", "parameters": {"type": "object", "properties": {}}}
     async with spawn(workspace, "--model", "fake/fake-model") as client:
-        models = await client.get_available_models()
-    cost = next(m for m in models if m["id"] == "odd-prices")["cost"]
-    assert cost == {"input": None, "output": None, "cacheRead": 0, "cacheWrite": 0}
+        await client.call({"type": "set_host_tools", "tools": [odd]})
+        start = client.mark()
+        await client.call({"type": "prompt", "message": "go"})
+        call = await client.wait_for_type("host_tool_call", since=start)
+        line = {"type": "host_tool_result", "id": call["id"], "result": {"content": [], "details": "DETAILS"}}
+        raw = json.dumps(line).replace('"DETAILS"', '{"ratio": NaN, "big": Infinity, "small": -Infinity}')
+        client.send_raw(raw.encode() + b"\n")
+        end = await client.wait_for_type("tool_execution_end", since=start)
+        await client.wait_for_type("agent_end", since=start)
+    assert end["result"]["details"] == {"ratio": None, "big": None, "small": None}
 
 
 async def test_a_non_string_id_is_echoed_and_a_null_type_is_an_unknown_command_named_null(
