@@ -60,7 +60,10 @@ async def test_allowed_commands_cannot_be_widened_by_env_or_by_shell_expansion(
     proj = workspace.proj
     marker = proj.parent / "marker"
     (proj / "evil.sh").write_text(f"echo ran >> {marker}\n")
-    workspace.config('approvals:\n  tools: [bash]\n  allowCommands: ["ls"]\n')
+    # allowCommands apply only in a project the user named trusted (review 5 N2)
+    workspace.config(
+        f'trust:\n  projects: ["{proj}"]\napprovals:\n  tools: [bash]\n  allowCommands: ["ls"]\n'
+    )
     expanding = f"ls ${{x:=\\$\\(touch\\ {marker}2\\)}} ${{x@P}}"
     fake_llm.script(
         script.tool_calls(

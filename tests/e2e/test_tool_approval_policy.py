@@ -7,7 +7,11 @@ The host denies every ``confirm``; a call that ran without being asked leaves a 
 
 from __future__ import annotations
 
-from test_tool_approval_bypasses import denied, ends, run_denying
+import os
+import subprocess
+from pathlib import Path
+
+from test_tool_approval_bypasses import denied, ends, home_of, run_denying
 
 from conftest import Workspace
 from xcsh.testing import script
@@ -58,3 +62,82 @@ async def test_an_allowed_write_cannot_widen_the_policy_of_the_next_session(
     assert [a["title"] for a in asked] == ["Allow bash?", "Allow read?"]
     assert denied(ends(frames)["run"])
     assert not marker.exists()
+
+
+def repository_running_programs(workspace: Workspace) -> tuple[Path, Path]:
+    """A repository whose ``.git/config`` names an fsmonitor hook and a clean filter (each
+    appends to a marker), with a stat-dirty tracked file; and the bare-repository files the
+    model writes into ``docs/`` (review 5 N2 b): returns (marker, the writes' tool calls' marker)."""
+    proj = workspace.proj
+    home_of(workspace)
+    marker = proj.parent / "marker"
+    git = ["git", "-C", str(proj), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (proj / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    hook = proj / "hook.sh"
+    hook.write_text(f"#!/bin/sh\necho fsmonitor >> {marker}\nexit 1\n")
+    hook.chmod(0o755)
+    subprocess.run([*git, "config", "core.fsmonitor", str(hook)], check=True)
+    subprocess.run([*git, "config", "filter.x=y.clean", f"echo filter >> {marker}; cat"], check=True)
+    (proj / ".gitattributes").write_text("* filter=x=y\n")
+    os.utime(proj / "a.txt", (1, 1))
+    return marker, proj.parent / "marker2"
+
+
+def bare_repository_calls(marker2: Path) -> list[tuple[str, str, dict[str, object]]]:
+    fsmonitor = f"echo bare >> {marker2}; exit 1"
+    config = f'[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "{fsmonitor}"\n'
+    return [
+        ("w1", "write", {"path": "docs/HEAD", "content": "ref: refs/heads/main\n"}),
+        ("w2", "write", {"path": "docs/config", "content": config}),
+        ("w3", "write", {"path": "docs/objects/info/keep", "content": ""}),
+        ("w4", "write", {"path": "docs/refs/heads/keep", "content": ""}),
+    ]
+
+
+USER_POLICY = 'approvals:\n  tools: [bash, write, edit]\n  allowCommands: ["git status", "ls"]\n  allowPaths: ["docs/"]\n'
+
+
+async def test_allowed_commands_apply_only_in_a_project_the_user_trusts(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """N2 a and b in a project not named trusted: ``git status`` (which runs what ``.git/config``
+    names) is asked about like any command, in the project and in a planted bare repository."""
+    marker, marker2 = repository_running_programs(workspace)
+    workspace.config(USER_POLICY)
+    fake_llm.script(
+        script.tool_calls(("a", "bash", {"command": "git status --short"})),
+        script.tool_calls(*bare_repository_calls(marker2)),
+        script.tool_calls(("b", "bash", {"command": "git status --short", "cwd": "docs"})),
+        script.text("done"),
+    )
+    asked, frames = await run_denying(workspace, "bash,write")
+    results = ends(frames)
+    assert [a["message"] for a in asked] == ["$ git status --short", "$ git status --short\ncwd: docs"]
+    assert denied(results["a"]) and denied(results["b"])
+    assert all(results[w]["isError"] is False for w in ("w1", "w2", "w3", "w4"))  # docs/ is allowed
+    assert not marker.exists() and not marker2.exists()
+
+
+async def test_allowed_git_commands_run_no_program_a_git_config_names(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """N2 a and b in a trusted project: the allowed ``git status`` runs unasked, with fsmonitor,
+    hooks and filters switched off and bare repositories only when named."""
+    marker, marker2 = repository_running_programs(workspace)
+    workspace.config(f'trust:\n  projects: ["{workspace.proj}"]\n' + USER_POLICY)
+    fake_llm.script(
+        script.tool_calls(("a", "bash", {"command": "git status --short"})),
+        script.tool_calls(*bare_repository_calls(marker2)),
+        script.tool_calls(("b", "bash", {"command": "git status --short", "cwd": "docs"})),
+        script.text("done"),
+    )
+    asked, frames = await run_denying(workspace, "bash,write")
+    results = ends(frames)
+    assert asked == []
+    assert results["a"]["isError"] is False and "hook.sh" in results["a"]["result"]["content"][0]["text"]
+    # in docs/ git refuses the planted bare repository instead of running its fsmonitor
+    assert "safe.bareRepository" in results["b"]["result"]["content"][0]["text"]
+    assert not marker.exists() and not marker2.exists()

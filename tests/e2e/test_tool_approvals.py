@@ -86,7 +86,9 @@ async def test_abort_cancels_a_pending_approval(workspace: Workspace, fake_llm: 
 
 
 async def test_allowed_prefixes_and_paths_run_without_asking(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    # allowCommands apply only in a project the user named trusted (review 5 N2)
     workspace.config(
+        f'trust:\n  projects: ["{workspace.proj}"]\n'
         'approvals:\n  tools: [bash, write]\n  allowCommands: ["echo"]\n  allowPaths: ["notes/"]\n'
     )
     fake_llm.script(

@@ -11,9 +11,14 @@ saying why. Naming one tool covers its group: ``bash`` and ``python`` (they run 
 always-allowed rule proves harmless run without asking (coding/approval_rules.py):
 
 - ``approvals.allowCommands``: argv prefixes for ``bash``, only for plain commands (no shell
-  syntax at all), no ``env`` and a ``cwd`` inside the project;
+  syntax at all), no ``env`` and a ``cwd`` inside the project; only in a project the user
+  named trusted (:func:`xcsh.coding.trust.named_by_user`), and an allowed ``git`` runs with
+  every program a git configuration can name switched off (:func:`harden_git`);
 - ``approvals.allowPaths``: directories or globs for the tools whose paths are known; every
-  path the call touches, resolved as the tools resolve it and through symlinks, must match.
+  path the call touches, resolved as the tools resolve it and through symlinks, must match,
+  and no write may touch the agent's policy, code or instructions (``.xcsh/``, ``AGENTS.md``…).
+
+Both come from the user's own config only: a project's ``approvals`` can only add gated tools.
 
 The dialog's text (coding/approval_dialog.py) shows everything that decides what the call
 does, with control characters escaped.
@@ -25,6 +30,8 @@ The gate plugs in as a ``before_tool_call`` hook of the session, after the exten
 from __future__ import annotations
 
 import contextvars
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -140,6 +147,28 @@ def rule_allows(
     return paths_allowed(config.allow_paths, cwd, tool_name, args, agent_dir)
 
 
+async def harden_git(cwd: Path, args: dict[str, Any]) -> bool:
+    """For an allowed ``bash`` call running ``git``: put the settings that switch off every
+    program a git configuration names (coding/environment.py, ``GIT_NO_PROGRAMS`` and the
+    filter drivers) into ``args["env"]``. False when they cannot be worked out (ask instead)."""
+    words = str(args.get("command", "")).split()
+    if not words or os.path.basename(words[0]) != "git":
+        return True
+    import asyncio
+
+    from xcsh.coding.environment import git_program_overrides
+    from xcsh.coding.tools.paths import resolve_path
+
+    run_dir = resolve_path(cwd, str(args["cwd"])) if args.get("cwd") else cwd
+    count = os.environ.get("GIT_CONFIG_COUNT", "")
+    first = int(count) if count.isdigit() else 0  # the user's own GIT_CONFIG_* entries stay
+    env = await asyncio.to_thread(git_program_overrides, run_dir, first)
+    if env is None:
+        return False
+    args["env"] = env
+    return True
+
+
 class ApprovalGate:
     """Decides, per tool call, whether it may run; asks :attr:`ui` when a rule does not allow it."""
 
@@ -152,9 +181,17 @@ class ApprovalGate:
         return rule_allows(self.config, self.session.cwd, tool_name, args, self.session.config.agent_dir)
 
     async def check(self, call: ToolCall, args: dict[str, Any]) -> str | None:
-        """None when the call may run; otherwise the error text the model reads instead."""
+        """None when the call may run; otherwise the error text the model reads instead.
+
+        A ``git`` command an ``allowCommands`` rule lets run unasked gets, in ``args["env"]``
+        (the tool's own copy of the arguments), the ``GIT_CONFIG_*`` settings that stop any
+        configuration from making git run a program (:func:`harden_git`); when those cannot be
+        worked out, the call is asked about instead.
+        """
         name = call["name"]
-        if not self.config.covers(name) or self.always_allowed(name, args):
+        if not self.config.covers(name):
+            return None
+        if self.always_allowed(name, args) and (name != "bash" or await harden_git(self.session.cwd, args)):
             return None
         if self.ui is None:
             return f"This {name} call needs approval and no one can approve it here; it was not run."
@@ -189,13 +226,29 @@ def approval_gate_for(session: AgentSession) -> ApprovalGate | None:
 
 
 class ApprovalsStartup(msgspec.Struct, frozen=True):
-    """The ``--approve`` flag (None: the ``approvals.*`` settings decide)."""
+    """The ``--approve`` flag (None: the ``approvals.*`` settings decide) and ``--trust``."""
 
     flag: str | None = None
+    trust: bool = False
 
 
 def configure(options: StartupOptions) -> ApprovalsStartup:
-    return ApprovalsStartup(flag=options.approve)
+    return ApprovalsStartup(flag=options.approve, trust=options.trust)
+
+
+def _commands_trusted(session: AgentSession, startup: ApprovalsStartup) -> bool:
+    """Whether the user named this project trusted (``allowCommands`` apply only then)."""
+    from xcsh.coding import trust
+
+    listed = session.settings.get_user(trust.PROJECTS_SETTING) or []
+    dirs = [str(d) for d in listed] if isinstance(listed, list) else []
+    if trust.named_by_user(session.cwd, session.config.agent_dir, grant=startup.trust, trusted_dirs=dirs):
+        return True
+    sys.stderr.write(
+        f"xcsh: approvals.allowCommands are not applied in {session.cwd}: it is not a trusted project "
+        f"(--trust, or {trust.PROJECTS_SETTING}); every covered bash call asks\n"
+    )
+    return False
 
 
 def install(session: AgentSession, startup: ApprovalsStartup) -> None:
@@ -203,6 +256,8 @@ def install(session: AgentSession, startup: ApprovalsStartup) -> None:
     config = config_from(session.settings.get, startup.flag, session.settings.get_user)
     if config is None:
         return
+    if config.allow_commands and not _commands_trusted(session, startup):
+        config = msgspec.structs.replace(config, allow_commands=())
     gate = ApprovalGate(session, config)
     session.features.put(gate)
     session.hooks.before_tool_call.append(gate.check)

@@ -47,25 +47,32 @@ class Environment(msgspec.Struct, frozen=True):
 # and rev-parse are switched off; the filter drivers the config names are switched off by name
 # (see _filter_overrides); transports are refused so a partial clone cannot fetch (and run
 # ``ext::`` commands, ``uploadpack`` or ``core.sshCommand``) for a missing object.
-_SAFE_CONFIG = (
+#
+# GIT_NO_PROGRAMS: the keys through which a configuration makes git run a program (or a bare
+# repository found by walking up supplies one), shared with the ``git`` calls an approval rule
+# runs without asking (coding/approvals.py); the filter drivers come on top, by name.
+GIT_NO_PROGRAMS = (
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
     "core.pager=cat",
     "core.sshCommand=false",
     "core.askPass=",
+    "core.editor=false",
+    "sequence.editor=false",
     "credential.helper=",
     "diff.external=",
+    "gpg.program=false",
+    "safe.bareRepository=explicit",
+    "protocol.ext.allow=never",
+)
+_SAFE_CONFIG = (
+    *GIT_NO_PROGRAMS,
     "diff.renames=false",
     "status.renames=false",
     "status.submoduleSummary=false",
     "log.showSignature=false",
-    "gpg.program=false",
-    "safe.bareRepository=explicit",
     "protocol.allow=never",
-    *(
-        f"protocol.{name}.allow=never"
-        for name in ("file", "ext", "ssh", "git", "http", "https", "ftp", "ftps")
-    ),
+    *(f"protocol.{name}.allow=never" for name in ("file", "ssh", "git", "http", "https", "ftp", "ftps")),
 )
 # The environment git gets: where to find itself and the user's own git settings, nothing else
 # (no provider key, no token: the programs the overrides miss would see none of them).
@@ -137,6 +144,29 @@ def _config_environment(env: dict[str, str], overrides: list[tuple[str, str]]) -
         env[f"GIT_CONFIG_KEY_{index}"] = key
         env[f"GIT_CONFIG_VALUE_{index}"] = value
     env["GIT_CONFIG_COUNT"] = str(len(settings))
+    return env
+
+
+def git_program_overrides(run_dir: Path, first_index: int = 0) -> dict[str, str] | None:
+    """``GIT_CONFIG_*`` variables under which a ``git`` started in ``run_dir`` runs no program a
+    configuration names: :data:`GIT_NO_PROGRAMS` and every filter driver the configuration seen
+    from ``run_dir`` defines, numbered from ``first_index`` (keeps the caller's own entries).
+
+    None when the drivers cannot all be listed or named (the caller must not run git unasked).
+    """
+    try:
+        listing = _wait(_git(run_dir, _COMMANDS["filters"], [], git_environment()), ok=(0, 1))
+    except OSError:
+        listing = ""  # no git: the command the rule allows fails the same way
+    overrides = _filter_overrides(listing) if listing is not None else None
+    if overrides is None:
+        return None
+    settings = [(item.partition("=")[0], item.partition("=")[2]) for item in GIT_NO_PROGRAMS] + overrides
+    env: dict[str, str] = {}
+    for index, (key, value) in enumerate(settings, start=first_index):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    env["GIT_CONFIG_COUNT"] = str(first_index + len(settings))
     return env
 
 

@@ -207,6 +207,21 @@ def decide(
     )
 
 
+def named_by_user(project: Path, agent_dir: Path, *, grant: bool, trusted_dirs: Iterable[str] = ()) -> bool:
+    """Whether the user trusted ``project`` by name: ``--trust`` on this run, listed in
+    ``trust.projects``, or a stored ``--trust`` whose code has not changed since.
+
+    Stricter than :func:`decide`, which calls a directory without project code trusted:
+    approvals' ``allowCommands`` need this (a repository's ``.git/config``, ``conftest.py`` or
+    ``Makefile`` choose what an allowed ``git status`` or ``pytest`` runs).
+    """
+    project = _resolve(project)
+    if grant or any(_resolve(Path(d).expanduser()) == project for d in trusted_dirs):
+        return True
+    stored = TrustStore(agent_dir).stored_hash(project)
+    return stored is not None and stored == content_hash(project)
+
+
 def report(trust: ProjectTrust, agent_dir: Path) -> None:
     """Write the skipped-code line to stderr (stdout belongs to the protocol in RPC mode)."""
     line = trust.notice(agent_dir)
