@@ -18,7 +18,13 @@ import yaml
 from xcsh.coding.models import ModelRegistry
 from xcsh.coding.models_config import ModelsConfigError
 from xcsh.coding.settings import Settings, SettingsError
-from xcsh.coding.yaml_cache import cache_dir_for, cache_file, read_yaml_file
+from xcsh.coding.yaml_cache import (
+    MAX_CONFIG_BYTES,
+    ConfigFileRefused,
+    cache_dir_for,
+    cache_file,
+    read_yaml_file,
+)
 
 CONFIG = "providers:\n  fake:\n    baseUrl: http://127.0.0.1:9/v1\n    api: openai-completions\n    auth: none\n    models:\n      - id: a\n"
 
@@ -266,3 +272,41 @@ def test_a_config_file_that_is_removed_leaves_no_kept_copy_of_its_bytes(tmp_path
     Settings.load(agent)
     ModelRegistry.load(agent, env={})
     assert list(cache_dir_for(agent).iterdir()) == []
+
+
+def _oversized(path: Path, first: str) -> None:
+    """A valid YAML file just past the cap: ``first`` and then comment lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(first + ("# padding padding padding padding padding padding padding\n" * 5000))
+    assert path.stat().st_size > MAX_CONFIG_BYTES
+
+
+def test_an_oversized_project_config_is_ignored_with_a_warning_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent, project = tmp_path / "agent", tmp_path / "proj"
+    agent.mkdir()
+    (agent / "config.yml").write_text("steeringMode: one-at-a-time\n")
+    _oversized(project / ".xcsh" / "config.yml", "steeringMode: all\n")
+    settings = Settings.load(agent, project)
+    assert settings.get("steeringMode") == "one-at-a-time"  # the user's value: the project file is not read
+    assert str(project / ".xcsh" / "config.yml") in caplog.text and "256 KiB" in caplog.text
+
+
+def test_an_oversized_user_config_or_models_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    _oversized(tmp_path / "config.yml", "steeringMode: all\n")
+    with pytest.raises(SettingsError, match=r"config\.yml.*256 KiB"):
+        Settings.load(tmp_path)
+    _oversized(tmp_path / "models.yml", "providers: {}\n")
+    with pytest.raises(ModelsConfigError, match=r"models\.yml.*256 KiB"):
+        ModelRegistry.load(tmp_path, env={})
+    (tmp_path / "models.yml").unlink()
+    _oversized(tmp_path / "models.json", "{}\n")
+    with pytest.raises(ModelsConfigError, match=r"models\.json.*256 KiB"):
+        ModelRegistry.load(tmp_path, env={})
+
+
+def test_a_config_file_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "config.yml")  # no writer ever comes: reading it would block for ever
+    with pytest.raises(ConfigFileRefused, match="not a regular file"):
+        read_yaml_file(tmp_path / "config.yml", yaml.safe_load, None)

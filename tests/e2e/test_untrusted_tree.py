@@ -359,3 +359,18 @@ async def test_a_utf8_byte_order_mark_before_front_matter_is_ignored_in_skills_c
     assert commands["plan"]["description"] == "Plan it"
     sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
     assert sent == ["Review this: the parser", "Plan: release"]
+
+
+async def test_an_oversized_project_config_is_ignored_naming_the_file_and_xcsh_starts(
+    workspace: Workspace,
+) -> None:
+    config = workspace.proj / ".xcsh" / "config.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text("steeringMode: all\n" + "# padding padding padding padding padding\n" * 8000)
+    client = await _start(workspace)
+    try:
+        state = await asyncio.wait_for(client.get_state(), 60)
+    finally:
+        stderr = await _stderr_after_close(client)
+    assert state["steeringMode"] != "all"  # the refused file's settings are not applied
+    assert str(config) in stderr and "256 KiB" in stderr

@@ -35,7 +35,7 @@ import msgspec
 
 from xcsh.ai.catalog import provider_info
 from xcsh.ai.thinking import EFFORT_LEVELS
-from xcsh.coding.yaml_cache import read_yaml_file
+from xcsh.coding.yaml_cache import read_config_bytes, read_yaml_file
 
 CONFIG_FILE_NAMES = ("models.yml", "models.yaml", "models.json")
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -79,7 +79,7 @@ def load_models_config(path: Path, *, cache_dir: Path | None = None) -> list[Cus
     """
     try:
         if path.suffix == ".json":
-            data = _parse_text(path.read_text(encoding="utf-8"), path)
+            data = _parse_text(read_config_bytes(path).decode("utf-8"), path)
         else:
             data = read_yaml_file(path, lambda text: _parse_text(text, path), cache_dir)
     except (OSError, UnicodeDecodeError) as exc:

@@ -22,7 +22,9 @@ Contract:
   file + rename), so a reader sees a whole old entry, a whole new one, or none. An
   unreadable, truncated, foreign or stale cache file is ignored (and replaced). Failing to
   write (a read-only agent dir) is ignored.
-- Reading the config file raises what reading it raises (``OSError``, ``UnicodeDecodeError``).
+- Reading the config file raises what reading it raises (``OSError``, ``UnicodeDecodeError``);
+  a file that is not a regular file or is larger than :data:`MAX_CONFIG_BYTES` raises
+  :class:`ConfigFileRefused` (an ``OSError``) before anything of it is read.
 """
 
 # No ``from __future__ import annotations``: msgspec resolves the entry classes' annotations
@@ -31,6 +33,7 @@ Contract:
 import binascii
 import contextlib
 import os
+import stat
 from collections.abc import Callable
 from importlib.machinery import PathFinder
 from pathlib import Path
@@ -66,6 +69,34 @@ def cache_file(cache_dir: Path, path: str) -> Path:
     return cache_dir / f"{binascii.crc32(path.encode('utf-8', 'surrogateescape')):08x}-{name}.msgpack"
 
 
+MAX_CONFIG_BYTES = 256 * 1024
+"""The largest config file read (``config.yml``, ``models.yml``), as for discovered files: a
+project's file is ignored past it, a user's stops start-up (docs/context.md)."""
+
+
+class ConfigFileRefused(OSError):
+    """A config file that is not a regular file, or is larger than :data:`MAX_CONFIG_BYTES`."""
+
+
+def read_config_bytes(path: str | Path) -> bytes:
+    """The bytes of the config file at ``path``; raises :class:`ConfigFileRefused` for a file
+    that is not a regular one (a FIFO or device is opened without waiting, never read) or is
+    larger than :data:`MAX_CONFIG_BYTES` (also when it grows while read)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb", closefd=True) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigFileRefused("not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigFileRefused(
+                f"{info.st_size} bytes, larger than the {MAX_CONFIG_BYTES // 1024} KiB allowed"
+            )
+        raw = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigFileRefused(f"larger than the {MAX_CONFIG_BYTES // 1024} KiB allowed")
+    return raw
+
+
 def read_yaml_file(path: Path, parse: Callable[[str], Any], cache_dir: Path | None) -> Any:
     """``parse(text of path)``, or the kept result of that call while ``path`` holds the same bytes.
 
@@ -73,8 +104,7 @@ def read_yaml_file(path: Path, parse: Callable[[str], Any], cache_dir: Path | No
     ``cache_dir`` None: nothing is kept or looked up.
     """
     absolute = os.path.abspath(path)
-    with open(absolute, "rb") as handle:
-        raw = handle.read()
+    raw = read_config_bytes(absolute)
     entry_file = cache_file(cache_dir, absolute) if cache_dir is not None else None
     parser = _parser() if entry_file is not None else None
     if entry_file is not None and parser is not None:
