@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xcsh.coding.approval_dialog import describe
+from xcsh.coding.approval_dialog import MAX_SHOWN_LINES, describe
 from xcsh.coding.approvals import ApprovalConfig, config_from, rule_allows
 
 CONFIG = ApprovalConfig(
@@ -259,14 +259,14 @@ def test_the_dialog_shows_env_cwd_moves_and_where_links_lead(proj: Path, home: P
     title, message = describe(
         "bash", {"command": "echo hello", "cwd": "/", "env": {"BASH_ENV": "/x/evil.sh"}}, proj
     )
-    assert title == "Allow bash?" and message == "$ echo hello\ncwd: /\nenv: BASH_ENV=/x/evil.sh"
+    assert title == "Allow bash?" and message == "cwd: /\nenv: BASH_ENV=/x/evil.sh\n$ echo hello"
     # no text of the call can pose as one of the dialog's own lines
     _, message = describe("bash", {"command": "rm -rf x\ncwd: /safe", "env": {"A": "1\nenv: B=2"}}, proj)
-    assert message == "$ rm -rf x\n> cwd: /safe\nenv: A=1\\nenv: B=2"
+    assert message == "env: A=1\\nenv: B=2\n$ rm -rf x\n> cwd: /safe"
     title, message = describe(
         "python", {"cells": [{"code": "import os\nos.system('id')"}], "cwd": "~", "reset": True}, proj
     )
-    assert message.startswith("# cell 1\n  import os\n  os.system('id')\n")
+    assert message.endswith("\n# cell 1\n  import os\n  os.system('id')")
     assert (
         "os.system('id')" in message and f"cwd: {home}" in message and "reset: the kernel restarts" in message
     )
@@ -294,8 +294,24 @@ def test_control_characters_in_the_dialog_are_shown_escaped(proj: Path) -> None:
     title, message = describe(
         "bash", {"command": "rm -rf ~ \r\x1b[2K$ ls \u202eok", "env": {"A": "\x07"}}, proj
     )
-    assert message == "$ rm -rf ~ \\r\\x1b[2K$ ls \\u202eok\nenv: A=\\x07"
+    assert message == "env: A=\\x07\n$ rm -rf ~ \\r\\x1b[2K$ ls \\u202eok"
     title, message = describe("write", {"path": "a\rb\n.md", "content": "x\x1b]0;t\x07\nlinë 2\n"}, proj)
     assert title == "Allow write to a\\rb\\n.md?"
     assert "+x\\x1b]0;t\\x07" in message and "+linë 2" in message
     assert "\x1b" not in message and "\r" not in message
+
+
+def test_what_changes_how_a_call_runs_is_shown_before_the_clipped_body(proj: Path) -> None:
+    """Review 5 N6: a long command, code or rewrite cannot clip ``cwd``, ``env``, ``reset`` or
+    ``ast_edit``'s other arguments out of the dialog."""
+    long = "echo building\n" + "\n".join(f"echo {n}" for n in range(230))
+    _, message = describe("bash", {"command": long, "cwd": "/", "env": {"BASH_ENV": "/x/evil.sh"}}, proj)
+    lines = message.split("\n")
+    assert lines[:3] == ["cwd: /", "env: BASH_ENV=/x/evil.sh", "$ echo building"]
+    assert len(lines) == 2 + MAX_SHOWN_LINES + 1 and lines[-1] == f"… {231 - MAX_SHOWN_LINES} more lines"
+    cells = [{"code": long}]
+    _, message = describe("python", {"cells": cells, "cwd": "/", "reset": True}, proj)
+    assert message.split("\n")[:2] == ["cwd: /", "reset: the kernel restarts first (its variables are lost)"]
+    ops = [{"pat": long, "out": "x"}]
+    _, message = describe("ast_edit", {"ops": ops, "path": "a.py", "lang": "python", "glob": "**"}, proj)
+    assert message.split("\n")[0] == '{"lang": "python", "glob": "**"}' and message.endswith("more lines")

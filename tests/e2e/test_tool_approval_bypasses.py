@@ -78,7 +78,7 @@ async def test_allowed_commands_cannot_be_widened_by_env_or_by_shell_expansion(
     results = ends(frames)
     assert results["ok"]["isError"] is False and "evil.sh" in results["ok"]["result"]["content"][0]["text"]
     assert all(denied(results[c]) for c in ("env", "expand", "cwd"))
-    assert [a["message"].split("\n")[0] for a in asked] == ["$ ls", f"$ {expanding}", "$ ls"]
+    assert [a["message"].split("\n")[-1] for a in asked] == ["$ ls", f"$ {expanding}", "$ ls"]
     assert not marker.exists() and not Path(f"{marker}2").exists()
 
 
@@ -99,7 +99,7 @@ async def test_the_dialog_shows_env_cwd_and_the_real_files_diff_and_escapes_cont
     )
     asked, frames = await run_denying(workspace, "bash,write", "--approve", "bash,write")
     assert [a["message"] for a in asked[:2]] == [
-        f"$ echo hello\ncwd: /\nenv: BASH_ENV={proj / 'evil.sh'}",
+        f"cwd: /\nenv: BASH_ENV={proj / 'evil.sh'}\n$ echo hello",
         "$ rm -rf ~/x\\r\\x1b[2K$ echo safe",
     ]
     assert asked[2]["title"] == f"Allow write to {home}/.bashrc?"

@@ -115,7 +115,7 @@ async def test_allowed_commands_apply_only_in_a_project_the_user_trusts(
     )
     asked, frames = await run_denying(workspace, "bash,write")
     results = ends(frames)
-    assert [a["message"] for a in asked] == ["$ git status --short", "$ git status --short\ncwd: docs"]
+    assert [a["message"] for a in asked] == ["$ git status --short", "cwd: docs\n$ git status --short"]
     assert denied(results["a"]) and denied(results["b"])
     assert all(results[w]["isError"] is False for w in ("w1", "w2", "w3", "w4"))  # docs/ is allowed
     assert not marker.exists() and not marker2.exists()

@@ -1,7 +1,7 @@
 """The approval dialog's title and message: everything that decides what a call will do.
 
-- ``bash``: ``$ command``, then ``cwd: …`` and one ``env: NAME=value`` line per variable when
-  the call passes them; ``python``: each cell's code and the ``cwd``;
+- ``bash``: ``cwd: …`` and one ``env: NAME=value`` line per variable when the call passes
+  them, then ``$ command``; ``python``: the ``cwd`` and ``reset``, then each cell's code;
 - ``write``: a unified diff of the content the tool will write against the file it will
   write (the path resolved as the tool resolves it: ``~``, ``@``, relative to the cwd);
 - ``edit``: a diff of each replacement, or each hashline edit's location and lines, with
@@ -14,8 +14,10 @@ lead elsewhere also shows where (``docs/cfg/.profile (→ /home/u/.profile)``). 
 characters, ANSI escapes, carriage returns and invisible format characters (bidi overrides,
 zero-width characters) are shown escaped (``\\x1b``, ``\\r``, ``\\u202e``) in the title and the
 message, so a terminal host cannot be made to show other text than the call's; line breaks
-stay in the message (and are escaped in the title). Long messages are clipped to
-:data:`MAX_SHOWN_LINES` lines with a line saying how many more there are.
+stay in the message (and are escaped in the title). What changes how the call runs (``cwd``,
+``env``, ``reset``, ``ast_edit``'s other arguments, a notebook's action) comes first and is
+never clipped; only the body (command, code, diff, JSON) is clipped to :data:`MAX_SHOWN_LINES`
+lines, with a line saying how many more there are.
 """
 
 from __future__ import annotations
@@ -85,28 +87,32 @@ def _under(path: Path, cwd: Path) -> bool:
 
 
 def describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, str]:
-    """The dialog's title and message for a call of ``tool_name`` (escaped, clipped)."""
-    title, lines = _describe(tool_name, args, Path(os.path.normpath(cwd)))
-    return visible(title, multiline=False), visible(_clip(lines))
+    """The dialog's title and message for a call of ``tool_name`` (escaped; the body clipped)."""
+    title, head, body = _describe(tool_name, args, Path(os.path.normpath(cwd)))
+    message = "\n".join(head) + "\n" + _clip(body) if head else _clip(body)
+    return visible(title, multiline=False), visible(message)
 
 
-def _describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, list[str]]:
+def _describe(tool_name: str, args: dict[str, Any], cwd: Path) -> tuple[str, list[str], list[str]]:
+    """Title, the lines that change how the call runs (never clipped), and the body."""
     if tool_name == "bash" and isinstance(args.get("command"), str):
         first, *more = args["command"].split("\n")
-        return f"Allow {tool_name}?", [f"$ {first}", *(f"> {line}" for line in more), *_cwd_env(args, cwd)]
+        return f"Allow {tool_name}?", _cwd_env(args, cwd), [f"$ {first}", *(f"> {line}" for line in more)]
     if tool_name == "python" and isinstance(args.get("cells"), list):
         reset = ["reset: the kernel restarts first (its variables are lost)"] if args.get("reset") else []
-        return f"Allow {tool_name}?", [*_cells(args["cells"]), *_cwd_env(args, cwd), *reset]
+        return f"Allow {tool_name}?", [*_cwd_env(args, cwd), *reset], _cells(args["cells"])
     if tool_name == "write" and isinstance(args.get("path"), str) and isinstance(args.get("content"), str):
-        return _write(args["path"], args["content"], cwd)
+        title, body = _write(args["path"], args["content"], cwd)
+        return title, [], body
     if tool_name == "notebook" and isinstance(args.get("notebook_path"), str):
         return _notebook(args, cwd)
     if tool_name == "ast_edit" and isinstance(args.get("ops"), list):
         return _ast_edit(args, cwd)
     edits = args.get("edits")
     if isinstance(edits, list) and edits and all(isinstance(e, dict) for e in edits):
-        return _edits(tool_name, edits, cwd)
-    return f"Allow {tool_name}?", json.dumps(args, indent=2, ensure_ascii=False, default=str).split("\n")
+        title, body = _edits(tool_name, edits, cwd)  # the title names every path and move target
+        return title, [], body
+    return f"Allow {tool_name}?", [], json.dumps(args, indent=2, ensure_ascii=False, default=str).split("\n")
 
 
 def _cwd_env(args: dict[str, Any], cwd: Path) -> list[str]:
@@ -201,17 +207,17 @@ def _edit_lines(edit: dict[str, Any], name: str) -> list[str]:
     return [f"@@ {name} at {where}", *body]
 
 
-def _notebook(args: dict[str, Any], cwd: Path) -> tuple[str, list[str]]:
+def _notebook(args: dict[str, Any], cwd: Path) -> tuple[str, list[str], list[str]]:
     shown = shown_path(cwd, args["notebook_path"])
     action, index = args.get("action"), args.get("cell_index")
     kind = f" ({args['cell_type']})" if isinstance(args.get("cell_type"), str) else ""
-    lines = [f"{action} cell {index}{kind}"]
-    if isinstance(args.get("content"), str):
-        lines += [f"+{line}" for line in args["content"].split("\n")]
-    return f"Allow notebook {action} in {shown}?", lines
+    body = (
+        [f"+{line}" for line in args["content"].split("\n")] if isinstance(args.get("content"), str) else []
+    )
+    return f"Allow notebook {action} in {shown}?", [_one_line(f"{action} cell {index}{kind}")], body
 
 
-def _ast_edit(args: dict[str, Any], cwd: Path) -> tuple[str, list[str]]:
+def _ast_edit(args: dict[str, Any], cwd: Path) -> tuple[str, list[str], list[str]]:
     raw = args.get("path")
     where = shown_path(cwd, raw) if isinstance(raw, str) and raw.strip() else "."
     lines: list[str] = []
@@ -222,6 +228,5 @@ def _ast_edit(args: dict[str, Any], cwd: Path) -> tuple[str, list[str]]:
         else:
             lines.append(json.dumps(op, ensure_ascii=False, default=str))
     extra = {k: v for k, v in args.items() if k not in ("ops", "path")}
-    if extra:
-        lines.append(json.dumps(extra, ensure_ascii=False, default=str))
-    return f"Allow ast_edit of {where}?", lines
+    head = [json.dumps(extra, ensure_ascii=False, default=str)] if extra else []
+    return f"Allow ast_edit of {where}?", head, lines
