@@ -253,3 +253,46 @@ async def test_the_ripgrep_processes_of_grep_and_find_get_no_provider_key(
             assert secret not in environ
     results = [f["result"]["content"][0]["text"] for f in frames if f["type"] == "tool_execution_end"]
     assert "a zebra" in results[0] and "a.txt" in results[1]
+
+
+async def test_base_url_credentials_appear_in_no_model_frame_and_no_provider_error(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # the reviewer's URLs: a user name alone as the token, a query value under a name that does
+    # not look like a key; api-version stays readable
+    host = fake_llm.base_url.removeprefix("http://")
+    shown = f"http://USERTOKEN1@{host}/v1?code=QSECRET1&api-key=QSECRET4&api-version=2024-06-01"
+    (workspace.agent / "models.yml").write_text(
+        f"""providers:
+  fake:
+    baseUrl: http://USERTOKEN2:PASSWORD2@{host}/v1
+    apiKey: FAKE_PROXY_KEY
+    api: openai-completions
+    models:
+      - id: fake-model
+  other:
+    baseUrl: {shown}
+    apiKey: FAKE_PROXY_KEY
+    api: openai-completions
+    models:
+      - id: other-model
+"""
+    )
+    workspace.env["FAKE_PROXY_KEY"] = PROXY_KEY
+    # a provider that echoes the credentials it was given in its error text
+    fake_llm.script(script.http_error(400, "bad request from USERTOKEN2 with PASSWORD2"))
+    args = ["--model", "fake/fake-model", "--models", "fake/*,other/*", "--no-tools", "--no-session"]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        state = await client.get_state()
+        models = await client.get_available_models()
+        frames = await client.prompt_and_wait("hi")
+    everything = json.dumps([state, models, frames])
+    for secret in ("USERTOKEN1", "USERTOKEN2", "PASSWORD2", "QSECRET1", "QSECRET4"):
+        assert secret not in everything
+    assert state["model"]["baseUrl"] == f"http://[redacted]@{host}/v1"
+    other = next(m for m in models if m["provider"] == "other")
+    assert (
+        other["baseUrl"]
+        == f"http://[redacted]@{host}/v1?code=[redacted]&api-key=[redacted]&api-version=2024-06-01"
+    )
+    assert "bad request from [redacted] with [redacted]" in everything  # the error itself is shown

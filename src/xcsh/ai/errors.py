@@ -286,7 +286,8 @@ _MIN_SECRET_LEN = 8
 
 def redact_credentials(text: str, model: Any, options: Any) -> str:
     """``text`` with the call's API key, header values and the credentials in the model's
-    ``baseUrl`` (password, key-like query values) replaced by ``[redacted]``.
+    ``baseUrl`` (its userinfo, query values: :func:`xcsh.ai.url_secrets.url_secrets`) replaced by
+    ``[redacted]``.
 
     Providers sometimes echo a rejected key or a header in their error body, and a network
     error names the URL; the error message goes into frames and the session file. Values
@@ -295,7 +296,9 @@ def redact_credentials(text: str, model: Any, options: Any) -> str:
     secrets = [getattr(options, "api_key", None)]
     base_url = model.get("baseUrl") if isinstance(model, dict) else None
     if isinstance(base_url, str):
-        secrets.extend(base_url[start:end] for start, end in url_secrets(base_url))
+        for start, end in url_secrets(base_url):
+            # the whole span, and a userinfo's user and password each (an error may name one)
+            secrets.extend([base_url[start:end], *base_url[start:end].split(":")])
     for headers in (
         model.get("headers") if isinstance(model, dict) else None,
         getattr(options, "headers", None),

@@ -1,19 +1,29 @@
 """Where a URL holds credentials (a ``models.yml`` ``baseUrl``), so they can be redacted.
 
-Only :mod:`re`: frames that show a model import this for a URL that has a ``@`` or a ``?``.
+Plain string work (no import): frames that show a model import this for a URL that has a
+``@`` or a ``?``.
+
+What counts (docs/security.md): the whole userinfo (``https://USER@host``, ``https://USER:PASS@host``
+— a token is often given as the user name alone), and the value of every query parameter
+(``?code=…``, ``&sig=…``, a bare ``?TOKEN``) except those named in :data:`HARMLESS_QUERY_NAMES`,
+which select an API rather than prove who calls it. Names are compared without case, ``-`` or ``_``.
 """
 
 from __future__ import annotations
 
-import re
+HARMLESS_QUERY_NAMES = frozenset({"apiversion", "version", "alt", "beta"})
+"""Query parameter names whose values are shown (``api-version``, ``api_version``, ``apiVersion``,
+``version``, ``alt``, ``beta``), normalised: lower case without ``-`` and ``_``."""
 
-_KEY_LIKE = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
+
+def _harmless(name: str) -> bool:
+    return name.lower().replace("-", "").replace("_", "") in HARMLESS_QUERY_NAMES
 
 
 def url_secrets(url: str) -> list[tuple[int, int]]:
-    """Spans of ``url`` that hold credentials: the userinfo password (``https://u:PASS@host``)
-    and the values of query parameters whose name looks like a key (``?api-key=…``,
-    ``&access_token=…``, ``sig``, ``secret``, ``password``, ``auth`` …)."""
+    """Spans of ``url`` that may hold credentials: the whole userinfo before the host's ``@``,
+    and every non-empty query value (a bare part ``?TOKEN`` as a whole) whose parameter name is
+    not in :data:`HARMLESS_QUERY_NAMES`."""
     spans: list[tuple[int, int]] = []
     scheme_end = url.find("://")
     if scheme_end >= 0:
@@ -24,17 +34,19 @@ def url_secrets(url: str) -> list[tuple[int, int]]:
             if at >= 0:
                 end = min(end, at)
         at_sign = url.rfind("@", start, end)
-        colon = url.find(":", start, at_sign) if at_sign >= 0 else -1
-        if colon >= 0:
-            spans.append((colon + 1, at_sign))
+        if at_sign > start:
+            spans.append((start, at_sign))
     query = url.find("?")
     if query >= 0:
         fragment = url.find("#", query)
         stop = fragment if fragment >= 0 else len(url)
         position = query + 1
         for part in url[query + 1 : stop].split("&"):
-            name, equals, _ = part.partition("=")
-            if equals and _KEY_LIKE.search(name) and len(part) > len(name) + 1:
+            name, equals, value = part.partition("=")
+            if not equals:
+                if part:
+                    spans.append((position, position + len(part)))  # a bare value: may be a token
+            elif value and not _harmless(name):
                 spans.append((position + len(name) + 1, position + len(part)))
             position += len(part) + 1
     return spans
