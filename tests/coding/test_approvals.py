@@ -315,3 +315,12 @@ def test_what_changes_how_a_call_runs_is_shown_before_the_clipped_body(proj: Pat
     ops = [{"pat": long, "out": "x"}]
     _, message = describe("ast_edit", {"ops": ops, "path": "a.py", "lang": "python", "glob": "**"}, proj)
     assert message.split("\n")[0] == '{"lang": "python", "glob": "**"}' and message.endswith("more lines")
+
+
+def test_tool_names_compare_case_insensitively() -> None:
+    """Review 5 N7: ``Bash`` in the flag or the setting gates ``bash`` (and its group)."""
+    config = config_from({"approvals.tools": ["Read"]}.get, None)
+    assert config is not None and config.covers("read") and config.covers("READ")
+    flagged = config_from({}.get, "Bash,Write")
+    assert flagged is not None and all(flagged.covers(t) for t in ("bash", "python", "edit", "Notebook"))
+    assert not flagged.covers("read")

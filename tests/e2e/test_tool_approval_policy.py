@@ -14,6 +14,7 @@ from pathlib import Path
 from test_tool_approval_bypasses import denied, ends, home_of, run_denying
 
 from conftest import Workspace
+from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -141,3 +142,26 @@ async def test_allowed_git_commands_run_no_program_a_git_config_names(
     # in docs/ git refuses the planted bare repository instead of running its fsmonitor
     assert "safe.bareRepository" in results["b"]["result"]["content"][0]["text"]
     assert not marker.exists() and not marker2.exists()
+
+
+async def test_approved_tool_names_ignore_case_and_unknown_names_are_reported(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """N7: ``--approve Bash,Write,Edit`` gates ``bash``; a name no built-in tool has (``bsah``)
+    is reported on stderr (a host or extension tool of that name would still be gated)."""
+    marker = workspace.proj.parent / "marker"
+    fake_llm.script(script.tool_calls(("c1", "bash", {"command": f"touch {marker}"})), script.text("done"))
+    asked: list[dict[str, object]] = []
+
+    async def deny(request: dict[str, object]) -> dict[str, object] | None:
+        asked.append(request)
+        return {"confirmed": False}
+
+    args = ["--model", "fake/fake-model", "--no-session", "--approve", "Bash,Write,Edit,bsah"]
+    async with RpcClient.spawn(args=args, cwd=workspace.proj, env=workspace.env) as client:
+        client.on_ui_request(deny)
+        frames = await client.prompt_and_wait("go", timeout=60)
+        stderr = client.stderr_tail
+    assert [a["title"] for a in asked] == ["Allow bash?"] and denied(ends(frames)["c1"])
+    assert not marker.exists()
+    assert "approvals name tools that are not built in: bsah (" in stderr

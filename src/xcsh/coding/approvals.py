@@ -82,7 +82,8 @@ class ApprovalConfig(msgspec.Struct, frozen=True):
     timeout_s: float = DEFAULT_TIMEOUT_S
 
     def covers(self, tool_name: str) -> bool:
-        return "*" in self.tools or tool_name in self.tools
+        """Whether calls of ``tool_name`` need approval (names compare case-insensitively)."""
+        return "*" in self.tools or tool_name.lower() in self.tools
 
 
 def _names(value: Any) -> list[str]:
@@ -91,6 +92,11 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     return []
+
+
+def _tool_names(value: Any) -> list[str]:
+    """Tool names as compared (lower case: ``--approve Bash`` gates ``bash``)."""
+    return [name.lower() for name in _names(value)]
 
 
 def with_groups(names: list[str]) -> frozenset[str]:
@@ -114,10 +120,12 @@ def config_from(
     """
     user = user_get or settings_get
     if flag is not None:
-        tools = _names(flag)
+        tools = _tool_names(flag)
     else:
         tools = list(
-            dict.fromkeys([*_names(user("approvals.tools")), *_names(settings_get("approvals.tools"))])
+            dict.fromkeys(
+                [*_tool_names(user("approvals.tools")), *_tool_names(settings_get("approvals.tools"))]
+            )
         )
     if not tools:
         return None
@@ -251,6 +259,26 @@ def _commands_trusted(session: AgentSession, startup: ApprovalsStartup) -> bool:
     return False
 
 
+def _warn_unknown(session: AgentSession, config: ApprovalConfig) -> None:
+    """One stderr line naming the gated tools that are not built in. A warning, not a refusal:
+    host tools (``set_host_tools``) and extension tools register after start-up, and a gate
+    named for them must hold then; a misspelt built-in (``bsah``) gates nothing, hence the line."""
+    from xcsh.coding.tools import BUILTIN_TOOL_NAMES, FEATURE_TOOL_NAMES
+
+    known = {
+        *BUILTIN_TOOL_NAMES,
+        *FEATURE_TOOL_NAMES,
+        *(t.name.lower() for t in session.registered_tools()),
+        "*",
+    }
+    unknown = sorted(config.tools - known)
+    if unknown:
+        sys.stderr.write(
+            f"xcsh: approvals name tools that are not built in: {', '.join(unknown)} "
+            "(they are gated if a host or extension registers them)\n"
+        )
+
+
 def install(session: AgentSession, startup: ApprovalsStartup) -> None:
     """Turn approvals on for ``session`` when the flag or the settings name tools."""
     config = config_from(session.settings.get, startup.flag, session.settings.get_user)
@@ -258,6 +286,7 @@ def install(session: AgentSession, startup: ApprovalsStartup) -> None:
         return
     if config.allow_commands and not _commands_trusted(session, startup):
         config = msgspec.structs.replace(config, allow_commands=())
+    _warn_unknown(session, config)
     gate = ApprovalGate(session, config)
     session.features.put(gate)
     session.hooks.before_tool_call.append(gate.check)

@@ -41,6 +41,7 @@ from xcsh.coding.tools import (
     BUILTIN_TOOL_NAMES,
     COMPANIONS,
     DEFAULT_TOOL_NAMES,
+    FEATURE_TOOL_NAMES,
     create_coding_tools,
 )
 from xcsh.coding.yaml_cache import TextCache, cache_dir_for
@@ -63,9 +64,6 @@ class StartupError(Exception):
 
 
 __all__ = ["StartupError", "StartupOptions", "create_session", "disabled_providers", "tool_selection"]
-
-# Tools that features register when ``--tools`` lists them (not built-ins).
-FEATURE_TOOL_NAMES = frozenset({"todo_write", "python", "task", "inspect_image"})
 
 
 def create_session(options: StartupOptions) -> AgentSession:

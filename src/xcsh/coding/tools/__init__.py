@@ -53,6 +53,8 @@ BUILTIN_TOOL_NAMES: tuple[str, ...] = (
     "notebook",
     "calc",
 )
+# Tools that features register when ``--tools`` lists them (not built-ins).
+FEATURE_TOOL_NAMES = frozenset({"todo_write", "python", "task", "inspect_image"})
 # active when --tools is not given (pi-mono's ls is opt-in: the reference has none)
 DEFAULT_TOOL_NAMES: tuple[str, ...] = tuple(name for name in BUILTIN_TOOL_NAMES if name != "ls")
 # the reference's per-tool enabling settings (all default to true)
