@@ -122,6 +122,15 @@ def _write_fake_models(agent: Path) -> None:
     (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
 
 
+def _start_with_fake_models(tmp_path: Path, extra_env: dict[str, str]) -> tuple[dict[str, Any], set[str]]:
+    """:func:`_spawn` without a session file, on the ``fake`` provider of :func:`_write_fake_models`."""
+    agent, project = tmp_path / "agent", tmp_path / "proj"
+    agent.mkdir()
+    project.mkdir()
+    _write_fake_models(agent)
+    return _spawn(agent, project, extra_env=extra_env, args=("--no-session", "--model", "fake/fake-model"))
+
+
 def _spawn(
     agent: Path,
     project: Path,
@@ -175,16 +184,7 @@ def test_with_the_local_provider_on_as_by_default_the_first_answer_loads_no_wire
 ) -> None:
     # asking whether any available model takes images looked the keyless local model up, which
     # imported xcsh.ai.local and with it the wire types (xcsh.ai.types)
-    agent, project = tmp_path / "agent", tmp_path / "proj"
-    agent.mkdir()
-    project.mkdir()
-    _write_fake_models(agent)
-    answer, names = _spawn(
-        agent,
-        project,
-        extra_env={"XCSH_DISABLED_PROVIDERS": ""},
-        args=("--no-session", "--model", "fake/fake-model"),
-    )
+    answer, names = _start_with_fake_models(tmp_path, {"XCSH_DISABLED_PROVIDERS": ""})
     assert answer["success"] is True and answer["data"]["model"]["id"] == "fake-model"
     assert set(NEEDED) <= names
     assert sorted(name for name in names if name in LAZY + LAZY_WITHOUT_IMAGE_MODELS) == []
@@ -224,16 +224,7 @@ def test_with_a_model_that_takes_images_the_first_answer_offers_inspect_image_wi
     tmp_path: Path,
 ) -> None:
     # a provider key makes the catalogue's image-capable models available (never contacted)
-    agent, project = tmp_path / "agent", tmp_path / "proj"
-    agent.mkdir()
-    project.mkdir()
-    _write_fake_models(agent)
-    answer, names = _spawn(
-        agent,
-        project,
-        extra_env={"ANTHROPIC_API_KEY": "test-key"},
-        args=("--no-session", "--model", "fake/fake-model"),
-    )
+    answer, names = _start_with_fake_models(tmp_path, {"ANTHROPIC_API_KEY": "test-key"})
     assert "inspect_image" in {tool["name"] for tool in answer["data"]["dumpTools"]}
     assert "xcsh.coding.tools.inspect_image" in names
     assert sorted(name for name in names if name in LAZY) == []
