@@ -215,8 +215,11 @@ async def _environ_of_blocked_rg(client: RpcClient, fifo: Path) -> str:
     try:
         writer = await asyncio.wait_for(asyncio.shield(opening), timeout=60)  # rg opened it too
     except TimeoutError:
-        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # frees the blocked open
-        raise
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # frees the blocked open
+        os.close(await asyncio.wait_for(opening, timeout=10))
+        os.close(reader)
+        seen = [(f.get("type"), f.get("toolName")) for f in client.frames]
+        raise AssertionError(f"no rg opened {fifo} within 60 s; frames so far: {seen}") from None
     try:
         children = _children(client.process.pid)
         rg = [pid for pid in children if b"rg" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]]
