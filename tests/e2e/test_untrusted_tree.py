@@ -8,6 +8,8 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import Workspace, tool_results, user_texts
@@ -375,3 +377,19 @@ async def test_an_oversized_project_config_is_ignored_naming_the_file_and_xcsh_s
         stderr = await _stderr_after_close(client)
     assert state["steeringMode"] != "all"  # the refused file's settings are not applied
     assert str(config) in stderr and "256 KiB" in stderr
+
+
+def test_an_oversized_user_config_stops_start_up_naming_the_file(workspace: Workspace) -> None:
+    config = workspace.agent / "config.yml"
+    config.write_text("steeringMode: all\n" + "# padding padding padding padding padding\n" * 8000)
+    result = subprocess.run(
+        [sys.executable, "-m", "xcsh", "--mode", "rpc", *ARGS],
+        cwd=workspace.proj,
+        env=workspace.env,
+        input=b'{"type": "get_state", "id": "1"}\n',
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0 and b'"id": "1"' not in result.stdout and b'"id":"1"' not in result.stdout
+    assert str(config).encode() in result.stderr and b"256 KiB" in result.stderr
