@@ -82,6 +82,7 @@ def repository_running_programs(workspace: Workspace) -> tuple[Path, Path]:
     hook.chmod(0o755)
     subprocess.run([*git, "config", "core.fsmonitor", str(hook)], check=True)
     subprocess.run([*git, "config", "filter.x=y.clean", f"echo filter >> {marker}; cat"], check=True)
+    subprocess.run([*git, "config", "alias.st", f"!echo alias >> {marker}"], check=True)
     (proj / ".gitattributes").write_text("* filter=x=y\n")
     os.utime(proj / "a.txt", (1, 1))
     return marker, proj.parent / "marker2"
@@ -98,7 +99,7 @@ def bare_repository_calls(marker2: Path) -> list[tuple[str, str, dict[str, objec
     ]
 
 
-USER_POLICY = 'approvals:\n  tools: [bash, write, edit]\n  allowCommands: ["git status", "ls"]\n  allowPaths: ["docs/"]\n'
+USER_POLICY = 'approvals:\n  tools: [bash, write, edit]\n  allowCommands: ["git status", "git st", "ls"]\n  allowPaths: ["docs/"]\n'
 
 
 async def test_allowed_commands_apply_only_in_a_project_the_user_trusts(
@@ -133,11 +134,13 @@ async def test_allowed_git_commands_run_no_program_a_git_config_names(
         script.tool_calls(("a", "bash", {"command": "git status --short"})),
         script.tool_calls(*bare_repository_calls(marker2)),
         script.tool_calls(("b", "bash", {"command": "git status --short", "cwd": "docs"})),
+        script.tool_calls(("c", "bash", {"command": "git st"})),
         script.text("done"),
     )
     asked, frames = await run_denying(workspace, "bash,write")
     results = ends(frames)
     assert asked == []
+    assert results["c"]["isError"] is True  # the alias is refused, its command not run
     assert results["a"]["isError"] is False and "hook.sh" in results["a"]["result"]["content"][0]["text"]
     # in docs/ git refuses the planted bare repository instead of running its fsmonitor
     assert "safe.bareRepository" in results["b"]["result"]["content"][0]["text"]

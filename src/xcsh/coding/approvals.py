@@ -158,7 +158,8 @@ def rule_allows(
 async def harden_git(cwd: Path, args: dict[str, Any]) -> bool:
     """For an allowed ``bash`` call running ``git``: put the settings that switch off every
     program a git configuration names (coding/environment.py, ``GIT_NO_PROGRAMS`` and the
-    filter drivers) into ``args["env"]``. False when they cannot be worked out (ask instead)."""
+    filter drivers) and any alias of its subcommand into ``args["env"]``. False when they
+    cannot be worked out (ask instead)."""
     words = str(args.get("command", "")).split()
     if not words or os.path.basename(words[0]) != "git":
         return True
@@ -170,7 +171,11 @@ async def harden_git(cwd: Path, args: dict[str, Any]) -> bool:
     run_dir = resolve_path(cwd, str(args["cwd"])) if args.get("cwd") else cwd
     count = os.environ.get("GIT_CONFIG_COUNT", "")
     first = int(count) if count.isdigit() else 0  # the user's own GIT_CONFIG_* entries stay
-    env = await asyncio.to_thread(git_program_overrides, run_dir, first)
+    # an alias (``!command``, or one adding ``-c`` settings) must not stand in for the
+    # subcommand: an empty alias makes git refuse it; builtins cannot be aliased, so they run
+    subcommands = [word for word in words[1:] if not word.startswith("-")][:2]
+    aliases = [(f"alias.{word}", "") for word in subcommands]
+    env = await asyncio.to_thread(git_program_overrides, run_dir, first, aliases)
     if env is None:
         return False
     args["env"] = env

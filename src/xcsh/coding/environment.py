@@ -147,10 +147,13 @@ def _config_environment(env: dict[str, str], overrides: list[tuple[str, str]]) -
     return env
 
 
-def git_program_overrides(run_dir: Path, first_index: int = 0) -> dict[str, str] | None:
+def git_program_overrides(
+    run_dir: Path, first_index: int = 0, extra: list[tuple[str, str]] | None = None
+) -> dict[str, str] | None:
     """``GIT_CONFIG_*`` variables under which a ``git`` started in ``run_dir`` runs no program a
-    configuration names: :data:`GIT_NO_PROGRAMS` and every filter driver the configuration seen
-    from ``run_dir`` defines, numbered from ``first_index`` (keeps the caller's own entries).
+    configuration names: :data:`GIT_NO_PROGRAMS`, every filter driver the configuration seen
+    from ``run_dir`` defines and ``extra``, numbered from ``first_index`` (keeps the caller's
+    own entries).
 
     None when the drivers cannot all be listed or named (the caller must not run git unasked).
     """
@@ -161,7 +164,8 @@ def git_program_overrides(run_dir: Path, first_index: int = 0) -> dict[str, str]
     overrides = _filter_overrides(listing) if listing is not None else None
     if overrides is None:
         return None
-    settings = [(item.partition("=")[0], item.partition("=")[2]) for item in GIT_NO_PROGRAMS] + overrides
+    settings = [(item.partition("=")[0], item.partition("=")[2]) for item in GIT_NO_PROGRAMS]
+    settings += overrides + (extra or [])
     env: dict[str, str] = {}
     for index, (key, value) in enumerate(settings, start=first_index):
         env[f"GIT_CONFIG_KEY_{index}"] = key
