@@ -10,7 +10,10 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from conftest import Workspace, tool_results, user_texts
 from xcsh.rpc.client import RpcClient
@@ -59,19 +62,26 @@ async def test_symlink_loops_under_prompts_do_not_hang_start_up_and_templates_st
     assert names.count("hello") == 1
 
 
-async def test_an_alias_bomb_in_the_project_config_is_refused_naming_the_file_and_xcsh_starts(
-    workspace: Workspace,
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        pytest.param(lambda: _alias_bomb(9), "alias bomb", id="alias-bomb"),
+        pytest.param(lambda: "# padding padding padding padding padding\n" * 8000, "256 KiB", id="oversized"),
+    ],
+)
+async def test_a_refused_project_config_is_ignored_naming_the_file_and_xcsh_starts(
+    workspace: Workspace, body: Callable[[], str], reason: str
 ) -> None:
     config = workspace.proj / ".xcsh" / "config.yml"
     config.parent.mkdir(parents=True)
-    config.write_text("steeringMode: all\n" + _alias_bomb(9))
+    config.write_text("steeringMode: all\n" + body())
     client = await _start(workspace)
     try:
         state = await asyncio.wait_for(client.get_state(), 60)
     finally:
         stderr = await _stderr_after_close(client)
     assert state["steeringMode"] != "all"  # the refused file's settings are not applied
-    assert str(config) in stderr and "alias bomb" in stderr
+    assert str(config) in stderr and reason in stderr
 
 
 async def test_an_alias_bomb_in_a_commands_front_matter_is_refused_and_the_command_still_loads(
@@ -362,21 +372,6 @@ async def test_a_utf8_byte_order_mark_before_front_matter_is_ignored_in_skills_c
     assert commands["plan"]["description"] == "Plan it"
     sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
     assert sent == ["Review this: the parser", "Plan: release"]
-
-
-async def test_an_oversized_project_config_is_ignored_naming_the_file_and_xcsh_starts(
-    workspace: Workspace,
-) -> None:
-    config = workspace.proj / ".xcsh" / "config.yml"
-    config.parent.mkdir(parents=True)
-    config.write_text("steeringMode: all\n" + "# padding padding padding padding padding\n" * 8000)
-    client = await _start(workspace)
-    try:
-        state = await asyncio.wait_for(client.get_state(), 60)
-    finally:
-        stderr = await _stderr_after_close(client)
-    assert state["steeringMode"] != "all"  # the refused file's settings are not applied
-    assert str(config) in stderr and "256 KiB" in stderr
 
 
 def test_an_oversized_user_config_stops_start_up_naming_the_file(workspace: Workspace) -> None:
