@@ -152,3 +152,50 @@ def test_create_coding_tools_selects_names_in_builtin_order(tmp_path: Path) -> N
     assert [t.name for t in create_coding_tools(tmp_path, ["ls", "read"])] == ["read", "ls"]
     with pytest.raises(ValueError, match="nonsense"):
         create_coding_tools(tmp_path, ["nonsense"])
+
+
+WALK_AS_USER = """
+import sys
+from pathlib import Path
+from xcsh.coding.tools.find import walk_files
+root = Path(sys.argv[1])
+print("\\n".join(p.relative_to(root).as_posix() for p in walk_files(root)))
+"""
+
+
+def test_the_python_walk_skips_folders_and_files_the_user_may_not_read() -> None:
+    """The fallback walk (grep and find without ripgrep) skips a folder it may not enter instead of
+    failing the whole search with ``Permission denied`` on its ``.gitignore``. Root reads every
+    folder, so as root the walk runs as ``nobody`` (``setpriv``)."""
+    import shutil
+    import subprocess
+    import sys
+    import sysconfig
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="xcsh-walk-"))  # pytest's base folder is 0700
+    try:
+        root.chmod(0o755)
+        (root / "a.txt").write_text("a\n")
+        (root / "open").mkdir()
+        (root / "open" / "b.txt").write_text("b\n")
+        closed = root / "closed"
+        closed.mkdir()
+        (closed / ".gitignore").write_text("*.log\n")
+        (closed / "secret.txt").write_text("s\n")
+        closed.chmod(0o000)  # neither listed nor entered: its .gitignore cannot be stat'ed either
+        (root / "zz.txt").write_text("z\n")
+        src = str(Path(__file__).resolve().parents[3] / "src")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, sysconfig.get_paths()["purelib"]])}
+        command = [sys.executable, "-P", "-c", WALK_AS_USER, str(root)]
+        if os.geteuid() == 0:
+            if shutil.which("setpriv") is None or not Path("/usr/bin/python3").exists():
+                pytest.skip("running as root without setpriv: root reads every folder")
+            command = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"]
+            command += ["/usr/bin/python3", "-P", "-c", WALK_AS_USER, str(root)]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        assert sorted(done.stdout.split()) == ["a.txt", "open/b.txt", "zz.txt"]
+    finally:
+        (root / "closed").chmod(0o755)
+        shutil.rmtree(root, ignore_errors=True)

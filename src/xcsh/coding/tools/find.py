@@ -194,26 +194,33 @@ def walk_files(root: Path, *, hidden: bool = True, gitignore: bool = True) -> It
     while stack:
         directory, inherited = stack.pop()
         rules = inherited
-        ignore_file = directory / ".gitignore"
-        if gitignore and ignore_file.is_file():
-            with contextlib.suppress(OSError):
-                lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-                rules = [*inherited, _IgnoreRules(directory, lines)]
+        # a folder or file this user may not read is skipped, as ripgrep skips it: one unreadable
+        # corner of the tree never fails the whole search
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             continue
+        if gitignore:
+            with contextlib.suppress(OSError):
+                ignore_file = directory / ".gitignore"
+                if ignore_file.is_file():
+                    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                    rules = [*inherited, _IgnoreRules(directory, lines)]
         subdirs: list[Path] = []
         for entry in entries:
             if entry.name == ".git" or (not hidden and entry.name.startswith(".")):
                 continue
             path = Path(entry.path)
-            is_dir = entry.is_dir(follow_symlinks=False)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                continue
             if ignored(path, is_dir, rules):
                 continue
             if is_dir:
                 subdirs.append(path)
-            elif entry.is_file():
+            elif is_file:
                 yield path
         # Depth-first in sorted order, like `rg --sort path`.
         stack.extend((sub, rules) for sub in reversed(subdirs))
