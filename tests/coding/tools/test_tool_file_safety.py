@@ -419,3 +419,45 @@ async def test_a_line_longer_than_the_page_is_read_in_pieces_and_shown_with_its_
     (tmp_path / "rule.txt").write_text("x\n" + "=" * 120_000 + "\n")
     ruled = _text(await _run(tmp_path, "read", {"path": "rule.txt", "sel": "L2"}))
     assert ruled.startswith(f"{anchor(2, '=' * 120_000)}:====")
+
+
+async def test_a_file_with_a_long_non_ascii_name_can_be_written_and_edited(tmp_path: Path) -> None:
+    name = "文" * 80 + ".txt"  # 244 bytes: a valid name, but 80 characters of it are 240 bytes
+    (tmp_path / name).write_text("one\n")
+    result = await _run(tmp_path, "write", {"path": name, "content": "two\n"})
+    assert not result.get("isError"), _text(result)
+    assert (tmp_path / name).read_text() == "two\n" and _leftovers(tmp_path) == []
+
+
+WRITE_READ_ONLY = """
+import sys
+from pathlib import Path
+from xcsh.coding.tools import ToolError
+from xcsh.coding.tools.file_write import write_file
+try:
+    write_file(Path(sys.argv[1]), b"overwritten\\n", "ro.txt")
+except ToolError as exc:
+    print(exc)
+"""
+
+
+def test_a_read_only_file_is_never_replaced_although_its_folder_is_writable() -> None:
+    """Replacing a file whole needs only its folder's permission; a ``chmod a-w`` file keeps its
+    promise all the same. Root may write anything, so as root this runs as ``nobody``."""
+    import shutil
+    import tempfile
+
+    from coding.tools.as_user import run_unprivileged
+
+    root = Path(tempfile.mkdtemp(prefix="xcsh-ro-"))  # pytest's base folder is 0700
+    try:
+        root.chmod(0o777)
+        target = root / "ro.txt"
+        target.write_text("kept\n")
+        target.chmod(0o444)
+        done = run_unprivileged(WRITE_READ_ONLY, str(target))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "Permission denied: ro.txt. No file was changed."
+        assert target.read_text() == "kept\n" and sorted(p.name for p in root.iterdir()) == ["ro.txt"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -168,10 +168,9 @@ def test_the_python_walk_skips_folders_and_files_the_user_may_not_read() -> None
     failing the whole search with ``Permission denied`` on its ``.gitignore``. Root reads every
     folder, so as root the walk runs as ``nobody`` (``setpriv``)."""
     import shutil
-    import subprocess
-    import sys
-    import sysconfig
     import tempfile
+
+    from coding.tools.as_user import run_unprivileged
 
     root = Path(tempfile.mkdtemp(prefix="xcsh-walk-"))  # pytest's base folder is 0700
     try:
@@ -185,15 +184,7 @@ def test_the_python_walk_skips_folders_and_files_the_user_may_not_read() -> None
         (closed / "secret.txt").write_text("s\n")
         closed.chmod(0o000)  # neither listed nor entered: its .gitignore cannot be stat'ed either
         (root / "zz.txt").write_text("z\n")
-        src = str(Path(__file__).resolve().parents[3] / "src")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, sysconfig.get_paths()["purelib"]])}
-        command = [sys.executable, "-P", "-c", WALK_AS_USER, str(root)]
-        if os.geteuid() == 0:
-            if shutil.which("setpriv") is None or not Path("/usr/bin/python3").exists():
-                pytest.skip("running as root without setpriv: root reads every folder")
-            command = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"]
-            command += ["/usr/bin/python3", "-P", "-c", WALK_AS_USER, str(root)]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+        done = run_unprivileged(WALK_AS_USER, str(root))
         assert done.returncode == 0, done.stderr
         assert sorted(done.stdout.split()) == ["a.txt", "open/b.txt", "zz.txt"]
     finally:

@@ -167,7 +167,7 @@ class FileBatch:
         moved file's source), else the default for new files (``0666`` less the umask).
         """
         target = write_target(path)
-        temp = target.with_name(f".{target.name[:80]}.{os.urandom(5).hex()}.xcsh-tmp")
+        temp = target.with_name(_side_name(target.name, "xcsh-tmp"))
         try:
             try:
                 info: os.stat_result | None = os.stat(target)
@@ -177,11 +177,17 @@ class FileBatch:
                 raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
             if info is not None and not stat.S_ISREG(info.st_mode):
                 raise ToolError(f"Cannot write {shown}: it is not a regular file")
+            if info is not None and not os.access(target, os.W_OK):
+                # renaming over it needs only the directory's permission: keep a read-only file's promise
+                raise PermissionError(errno.EACCES, "read-only file", str(target))
             if info is None and mode_from is not None:
                 info = os.stat(mode_from)
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                # a file that is replaced gets its mode before any byte is written (0600 until then):
+                # a private file's new content is never readable by others, not even for a moment
+                private = 0o600 if info is not None else 0o666
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, private)
             except PermissionError as exc:
                 if info is not None and os.access(target, os.W_OK):
                     raise ToolError(
@@ -194,9 +200,9 @@ class FileBatch:
                 raise
             self._staged.append(_Staged(shown, target, temp, delete=False))
             try:
-                write_fully(fd, data)
                 if info is not None:
                     _copy_owner_and_mode(fd, info)
+                write_fully(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -206,7 +212,7 @@ class FileBatch:
     def delete(self, path: Path, shown: str) -> None:
         """Stage the removal of ``path`` (a link itself, not its target): it is moved aside now,
         removed by :meth:`commit`, put back by :meth:`discard`."""
-        aside = path.with_name(f".{path.name[:80]}.{os.urandom(5).hex()}.xcsh-del")
+        aside = path.with_name(_side_name(path.name, "xcsh-del"))
         try:
             os.rename(path, aside)
         except OSError as exc:
@@ -246,6 +252,13 @@ class FileBatch:
                     os.unlink(item.temp)
         self._staged = []
         self._done = True
+
+
+def _side_name(name: str, suffix: str) -> str:
+    """A hidden, unique name next to ``name`` that fits a file system's 255-byte limit (the name is
+    cut by its encoded bytes, not its characters)."""
+    stem = os.fsdecode(os.fsencode(name)[:80])
+    return f".{stem}.{os.urandom(5).hex()}.{suffix}"
 
 
 def _copy_owner_and_mode(fd: int, info: os.stat_result) -> None:
