@@ -60,3 +60,16 @@ async def test_a_run_broken_by_a_failing_listener_ends_with_its_failure_message_
         ("assistant", "error"),
     ]
     assert agent.messages[-1] == failure
+
+
+def test_a_closed_commit_gate_refuses_claims_also_of_the_calls_made_inside_its_call() -> None:
+    from xcsh.agent.commit_gate import CommitGate
+
+    outer = CommitGate()
+    inner = CommitGate(outer)  # a subagent's tool call inside the task call
+    assert outer.close() is True  # nothing had been claimed
+    assert (inner.closed, inner.claim()) == (True, False)
+    claimed = CommitGate()
+    assert claimed.claim() is True
+    assert claimed.close() is False  # a change was under way when it was abandoned
+    assert claimed.claim() is False

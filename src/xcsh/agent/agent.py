@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from xcsh.agent.queue import MessageQueue
 from xcsh.agent.tool import AgentTool
@@ -56,6 +56,7 @@ class Agent:
         after_tool_call: AfterToolCall | None = None,
         options_factory: Callable[[Model, AbortSignal], StreamOptions] | None = None,
         recovery_message: RecoveryHook | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self.model = model
         self.system_prompt = system_prompt
@@ -73,6 +74,8 @@ class Agent:
         self.after_tool_call = after_tool_call
         # one more turn for a model that stopped too early (see loop: recovery turns)
         self.recovery_message = recovery_message
+        # how the grace an aborted tool call gets before it is abandoned is waited out (tests inject one)
+        self._sleep = sleep
         self.next_tool_choice: str | None = None
         self._stream_fn = stream_fn
         self._options_factory = options_factory
@@ -161,6 +164,7 @@ class Agent:
             after_tool_call=self.after_tool_call,
             take_tool_choice=self._take_tool_choice,
             recovery_message=self.recovery_message,
+            sleep=self._sleep,
         )
         try:
             return await run_loop(hooks, initial, controller.signal)

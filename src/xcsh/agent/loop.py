@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from operator import is_
 from typing import TYPE_CHECKING, Any, cast
 
@@ -75,6 +75,7 @@ class LoopHooks(msgspec.Struct, kw_only=True):
     after_tool_call: AfterToolCall | None = None
     take_tool_choice: Callable[[], str | None] = lambda: None
     recovery_message: RecoveryHook | None = None
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep  # the grace of an aborted tool call
 
 
 def llm_tool(tool: AgentTool, intent_tracing: bool) -> Tool:
@@ -218,6 +219,7 @@ def _tool_context(hooks: LoopHooks, signal: AbortSignal, added: list[AgentMessag
         check_steering=hooks.dequeue_steering if hooks.interrupt_immediate() else None,
         before_tool_call=hooks.before_tool_call,
         after_tool_call=hooks.after_tool_call,
+        sleep=hooks.sleep,
     )
 
 

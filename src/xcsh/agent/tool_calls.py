@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from xcsh.agent.commit_gate import enter_commit_gate, leave_commit_gate
 from xcsh.agent.tool import INTENT_FIELD, AgentTool
 from xcsh.agent.types import (
     AgentEvent,
@@ -44,6 +45,8 @@ class ToolRunContext(msgspec.Struct, kw_only=True):
     check_steering: Callable[[], list[AgentMessage]] | None = None
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+    """How the grace an aborted call gets (:data:`ABANDON_AFTER_S`) is waited out; tests inject one."""
 
 
 def split_intent(args: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -221,11 +224,8 @@ async def _execute(
 
     is_error = False
     try:
-        result = await _unless_stuck(
-            tool,
-            tool.execute(call["id"], args, controller.signal if tool.abortable else None, on_update),
-            ctx.signal,
-        )
+        signal = controller.signal if tool.abortable else None
+        result = await _unless_stuck(tool, lambda: tool.execute(call["id"], args, signal, on_update), ctx)
         if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             result = _text_result(json.dumps(result, default=str) if result is not None else "")
     except asyncio.CancelledError:
@@ -250,20 +250,36 @@ ABANDON_AFTER_S = 3.0
 """How long a tool call may go on after its run was aborted before it is abandoned."""
 
 
-async def _unless_stuck(tool: AgentTool, running: Awaitable[Any], signal: AbortSignal) -> Any:
-    """``await running``, but once ``signal`` fires give the call :data:`ABANDON_AFTER_S` to end
-    and then abandon it: its task is cancelled and, if it waits on a thread (a read blocked on a
-    FIFO or a hung network file system, an extension's blocking call), the thread is left to
+async def _unless_stuck(tool: AgentTool, start: Callable[[], Awaitable[Any]], ctx: ToolRunContext) -> Any:
+    """``await start()``, but once the run's signal fires give the call :data:`ABANDON_AFTER_S` to
+    end and then abandon it: its task is cancelled and, if it waits on a thread (a read blocked on
+    a FIFO or a hung network file system, an extension's blocking call), the thread is left to
     itself and the loop gets a fresh default executor, so the abort answers, later calls do not
     queue behind the stuck thread and the process can still exit. Non-abortable tools run to
-    completion as before whenever they finish within that time."""
-    task = asyncio.ensure_future(running)
-    aborted = asyncio.ensure_future(signal.wait())
+    completion as before whenever they finish within that time.
+
+    The call runs with a commit gate of its own (:mod:`xcsh.agent.commit_gate`), closed when the
+    call is abandoned or cancelled: a file write staged by the left-behind thread is then
+    discarded, never committed after the abort was reported. A call that had already begun
+    committing gets one more :data:`ABANDON_AFTER_S` to finish, and if it is abandoned even so,
+    its result says that files may have changed."""
+    gate, token = enter_commit_gate()
+    try:
+        task = asyncio.ensure_future(start())  # the task's context holds the gate
+    finally:
+        leave_commit_gate(token)
+    aborted = asyncio.ensure_future(ctx.signal.wait())
+    changing = False
     try:
         await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
-            await asyncio.wait({task}, timeout=ABANDON_AFTER_S)
+            await _until_done_or(task, ctx.sleep(ABANDON_AFTER_S))
+        if not task.done():
+            changing = not gate.close()
+            if changing:  # its files are being replaced: a rename takes no time unless the disk hangs
+                await _until_done_or(task, ctx.sleep(ABANDON_AFTER_S))
     except asyncio.CancelledError:
+        gate.close()
         task.cancel()
         raise
     finally:
@@ -276,10 +292,22 @@ async def _unless_stuck(tool: AgentTool, running: Awaitable[Any], signal: AbortS
         asyncio.get_running_loop().set_default_executor(
             ThreadPoolExecutor(thread_name_prefix="xcsh-after-abandon")
         )
-        raise RuntimeError(
-            f"Aborted: {tool.name} did not finish within {ABANDON_AFTER_S:g} s of the abort and was abandoned."
+        text = (
+            f"Aborted: {tool.name} did not finish within {ABANDON_AFTER_S:g} s of the abort and was abandoned"
         )
+        if changing:
+            raise RuntimeError(f"{text} while it was replacing files: some of them may have changed.")
+        raise RuntimeError(f"{text}.")
     return await task
+
+
+async def _until_done_or(task: asyncio.Future[Any], pause: Awaitable[Any]) -> None:
+    """Wait until ``task`` is done or ``pause`` is over, whichever comes first."""
+    timer = asyncio.ensure_future(pause)
+    try:
+        await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        timer.cancel()
 
 
 def _finish(

@@ -16,6 +16,10 @@ Contract:
 - A target that is a symbolic link is written through: the file it leads to is replaced next to
   itself and the link stays (as ``private_fs.replace_private_file`` does for private files).
   A file with several hard links gets a new inode: the other names keep the old content.
+- A call abandoned after an abort (``xcsh.agent.commit_gate``) never changes a file: its thread
+  may still be staging when the host is told the call was aborted, so :meth:`FileBatch.commit`
+  claims the call's commit gate first and, refused, discards everything staged and raises
+  :class:`ToolAbortedError`; staging itself stops early once the gate is closed.
 - Every ``OSError`` becomes a :class:`ToolError` whose text names the file and the cause
   (``Permission denied: a.txt``, ``Cannot write a.txt: no space left on the device``).
 """
@@ -32,11 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from xcsh.agent.commit_gate import current_commit_gate
 from xcsh.agent.types import AgentToolResult
 from xcsh.coding.private_fs import write_fully
 from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_ABANDONED = "Aborted: the call was abandoned after the abort. No file was changed."
 
 
 def check_model_text(text: str, where: str) -> None:
@@ -166,6 +172,7 @@ class FileBatch:
         The new file gets the mode and owner of the file it replaces, else of ``mode_from`` (a
         moved file's source), else the default for new files (``0666`` less the umask).
         """
+        _refuse_if_abandoned()
         target = write_target(path)
         temp = target.with_name(_side_name(target.name, "xcsh-tmp"))
         try:
@@ -212,6 +219,7 @@ class FileBatch:
     def delete(self, path: Path, shown: str) -> None:
         """Stage the removal of ``path`` (a link itself, not its target): it is moved aside now,
         removed by :meth:`commit`, put back by :meth:`discard`."""
+        _refuse_if_abandoned()
         aside = path.with_name(_side_name(path.name, "xcsh-del"))
         try:
             os.rename(path, aside)
@@ -225,7 +233,12 @@ class FileBatch:
 
     def commit(self) -> None:
         """Replace every staged file; a failure here (rare: the bytes are already on disk) names
-        the files already replaced and puts the rest back."""
+        the files already replaced and puts the rest back. A call abandoned after an abort
+        commits nothing: everything staged is discarded and :class:`ToolAbortedError` raised."""
+        gate = current_commit_gate()
+        if self._staged and gate is not None and not gate.claim():
+            self.discard()
+            raise ToolAbortedError(_ABANDONED)
         done: list[str] = []
         for item in self._staged:
             try:
@@ -252,6 +265,12 @@ class FileBatch:
                     os.unlink(item.temp)
         self._staged = []
         self._done = True
+
+
+def _refuse_if_abandoned() -> None:
+    gate = current_commit_gate()
+    if gate is not None and gate.closed:
+        raise ToolAbortedError(_ABANDONED)
 
 
 def _side_name(name: str, suffix: str) -> str:
