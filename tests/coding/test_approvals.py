@@ -219,6 +219,33 @@ def test_path_rules_never_allow_writing_agent_policy_code_or_instructions(proj: 
     assert not allowed(f"{agent_dir}/models.yml", "read") and not allowed(".git/config", "read")
 
 
+def test_envrc_git_config_hooks_and_session_folders_are_never_written_unasked(proj: Path, home: Path) -> None:
+    """direnv runs ``.envrc`` on ``cd``, git runs hooks and ``.git/config``'s programs, and a
+    session file the agent rewrote would speak for the user when resumed: with ``allowPaths:
+    ["."]`` every write there asks, the session folders given as ``write_dirs`` included."""
+    config = ApprovalConfig(tools=frozenset({"write", "read"}), allow_paths=(".",))
+    sessions = proj / "sessions"
+    (sessions / "--proj--").mkdir(parents=True)
+    os.symlink(sessions, proj / "docs" / "s")
+
+    def allowed(path: str, tool: str = "write") -> bool:
+        args = {"path": path, "content": "x"}
+        return rule_allows(config, proj, tool, args, home / "agentdir", [sessions])
+
+    assert allowed("src/a.py") and allowed("envrc.md") and allowed("sessions.md")
+    for path in (
+        ".envrc",
+        "sub/.ENVRC",
+        ".git/config",
+        ".git/hooks/post-checkout",
+        "sessions/--proj--/s.jsonl",
+        "docs/s/--proj--/s.jsonl",
+        "sessions",
+    ):
+        assert not allowed(path), path
+    assert allowed("sessions/--proj--/s.jsonl", "read") and allowed(".envrc", "read")
+
+
 def test_project_settings_only_add_gated_tools() -> None:
     """Review 5 N4: a project's ``allowCommands``/``allowPaths`` are ignored, its tools are added."""
     user = {"approvals.tools": ["bash"], "approvals.allowPaths": ["docs/"]}

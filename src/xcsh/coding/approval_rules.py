@@ -22,7 +22,8 @@ extension tools — are never allowed by a path rule) and **every** such path pa
 - a path naming the agent's own policy, code or instructions never passes (:func:`protected`):
   a ``.git`` component (hooks and config run code), the project's ``.xcsh/`` and the other
   agents' folders discovery reads (``.claude``, ``.codex`` …), the instruction files
-  (``AGENTS.md``, ``CLAUDE.md`` …), git's user config and anything in the agent dir — judged
+  (``AGENTS.md``, ``CLAUDE.md`` …), direnv's ``.envrc``, git's user config, anything in the
+  agent dir and, for writes, in the session folders (``--session-dir``, the sessions root) — judged
   both as written and after symlinks, without regard to case; nor does an existing file with
   more than one hard link;
 - a directory rule (``docs/``, ``.``) passes the path itself and everything below it; a glob
@@ -214,14 +215,21 @@ PROTECTED_DIRS = frozenset(
     }
 )
 # Files read as instructions for every session (discovery's context files) or as git's config.
-PROTECTED_FILES = frozenset({"xcsh.md", "agents.md", "claude.md", "gemini.md", "system.md", ".gitconfig"})
+# ``.envrc`` is run by direnv when a shell enters its folder (docs/approvals.md).
+PROTECTED_FILES = frozenset(
+    {"xcsh.md", "agents.md", "claude.md", "gemini.md", "system.md", ".gitconfig", ".envrc"}
+)
 # Folders of ~/.config read as another agent's or git's configuration.
 PROTECTED_CONFIG_DIRS = frozenset({"git", "opencode"})
 
 
-def protected(path: Path, agent_dir: Path | None = None, *, writes: bool = True) -> bool:
+def protected(
+    path: Path, agent_dir: Path | None = None, *, writes: bool = True, write_dirs: Sequence[Path] = ()
+) -> bool:
     """Whether ``path`` (absolute) names agent policy, code or instructions no path rule may allow.
 
+    ``write_dirs``: more folders no write may touch unasked (the session folders: a session
+    file the agent rewrote would speak for the user in the session that resumes it).
     For a reading tool (``writes`` false) only ``.git`` and the agent dir (its ``models.yml``
     and ``auth.json`` hold keys) are protected.
     """
@@ -233,8 +241,11 @@ def protected(path: Path, agent_dir: Path | None = None, *, writes: bool = True)
             return True
     elif ".git" in parts:
         return True
-    if agent_dir is not None:
-        for base in {agent_dir.absolute(), _real(agent_dir)}:
+    folders = [agent_dir] if agent_dir is not None else []
+    if writes:
+        folders += write_dirs
+    for folder in folders:
+        for base in {folder.absolute(), _real(folder)}:
             if _inside(path, base):
                 return True
     return False
@@ -256,13 +267,14 @@ def path_allowed(
     file_only: bool = False,
     writes: bool = True,
     agent_dir: Path | None = None,
+    write_dirs: Sequence[Path] = (),
 ) -> bool:
     """Whether the path ``raw`` names (as the tools resolve it, symlinks followed) passes a rule."""
     try:
         written = Path(os.path.normpath(resolve_path(cwd, raw)))
         target = _real(written)
         root = _real(cwd)
-        if protected(written, agent_dir, writes=writes) or protected(target, agent_dir, writes=writes):
+        if any(protected(p, agent_dir, writes=writes, write_dirs=write_dirs) for p in (written, target)):
             return False
         if not _target_ok(target) or (file_only and not target.is_file()):
             return False
@@ -272,7 +284,12 @@ def path_allowed(
 
 
 def paths_allowed(
-    rules: Sequence[str], cwd: Path, tool_name: str, args: dict[str, Any], agent_dir: Path | None = None
+    rules: Sequence[str],
+    cwd: Path,
+    tool_name: str,
+    args: dict[str, Any],
+    agent_dir: Path | None = None,
+    write_dirs: Sequence[Path] = (),
 ) -> bool:
     """Whether every path the call touches passes a rule (False when the tool's paths are unknown)."""
     if not rules:
@@ -282,6 +299,8 @@ def paths_allowed(
         return False
     file_only, writes = tool_name in FILE_ONLY, tool_name in WRITING
     return all(
-        path_allowed(rules, cwd, raw, file_only=file_only, writes=writes, agent_dir=agent_dir)
+        path_allowed(
+            rules, cwd, raw, file_only=file_only, writes=writes, agent_dir=agent_dir, write_dirs=write_dirs
+        )
         for raw in paths
     )

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextvars
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -139,9 +139,16 @@ def config_from(
 
 
 def rule_allows(
-    config: ApprovalConfig, cwd: Path, tool_name: str, args: dict[str, Any], agent_dir: Path | None = None
+    config: ApprovalConfig,
+    cwd: Path,
+    tool_name: str,
+    args: dict[str, Any],
+    agent_dir: Path | None = None,
+    write_dirs: Sequence[Path] = (),
 ) -> bool:
-    """Whether an always-allowed rule proves this call may run without asking (coding/approval_rules)."""
+    """Whether an always-allowed rule proves this call may run without asking (coding/approval_rules).
+
+    ``write_dirs``: folders besides the agent dir that no write may touch unasked (the sessions')."""
     if tool_name == "bash":
         if not config.allow_commands:
             return False
@@ -152,7 +159,7 @@ def rule_allows(
         return False
     from xcsh.coding.approval_rules import paths_allowed
 
-    return paths_allowed(config.allow_paths, cwd, tool_name, args, agent_dir)
+    return paths_allowed(config.allow_paths, cwd, tool_name, args, agent_dir, write_dirs)
 
 
 async def harden_git(cwd: Path, args: dict[str, Any]) -> bool:
@@ -191,7 +198,28 @@ class ApprovalGate:
         self.ui: ConfirmUI | None = None
 
     def always_allowed(self, tool_name: str, args: dict[str, Any]) -> bool:
-        return rule_allows(self.config, self.session.cwd, tool_name, args, self.session.config.agent_dir)
+        return rule_allows(
+            self.config,
+            self.session.cwd,
+            tool_name,
+            args,
+            self.session.config.agent_dir,
+            self._session_dirs(),
+        )
+
+    def _session_dirs(self) -> list[Path]:
+        """Where session files live: the sessions root (``$XDG_DATA_HOME`` can put it outside the
+        agent dir), ``--session-dir``, and the open session's file and its artifacts folder
+        (``--session <path>`` can name one anywhere)."""
+        from xcsh.coding.paths import sessions_root
+
+        dirs = [sessions_root()]
+        if self.session.config.session_dir is not None:
+            dirs.append(self.session.config.session_dir)
+        current = self.session.store.path
+        if current is not None:
+            dirs += [current, current.with_suffix("")]
+        return dirs
 
     async def check(self, call: ToolCall, args: dict[str, Any]) -> str | None:
         """None when the call may run; otherwise the error text the model reads instead.
