@@ -8,14 +8,21 @@ Contract:
   :func:`check_model_text` raises a :class:`ToolError` naming where it is, and the file stays.
 - :class:`FileBatch` holds every file one call writes, creates or deletes. Adding a file
   *stages* it: its bytes go to a new temporary file next to the target, get the target's mode
-  (and owner, where this process may set it), and are synced. Only :meth:`FileBatch.commit`
-  renames the temporary files over their targets (``os.replace``: a crash leaves the old file
-  or the new one, never a cut one). Leaving the ``with`` block without committing (a later file
-  failing, disk full, a permission refused) removes every temporary file and un-stages the
-  deletions, so every file of the call is as it was.
+  and owner before the first byte, and are synced. Only :meth:`FileBatch.commit` renames the
+  temporary files over their targets (``os.replace``: a crash leaves the old file or the new
+  one, never a cut one). Leaving the ``with`` block without committing (a later file failing,
+  disk full, a permission refused) removes every temporary file and un-stages the deletions,
+  so every file of the call is as it was.
+- A file that replacing would change in more than its content is written *in place* instead:
+  one whose owner or group this process cannot give a new file (another user's file in a shared
+  group folder), one with several hard links (every name sees the new content), one with an
+  access control list. Its bytes stay in memory until :meth:`FileBatch.commit`, which first
+  opens every such file and reserves the room its new content needs (a full disk or the file
+  size limit is met before any file is changed), then overwrites it from the start, cuts it to
+  the new length and syncs it. A crash while it is written can leave it cut; that is the price
+  of keeping its owner, group, inode and ACL (what editors do when they cannot keep them either).
 - A target that is a symbolic link is written through: the file it leads to is replaced next to
   itself and the link stays (as ``private_fs.replace_private_file`` does for private files).
-  A file with several hard links gets a new inode: the other names keep the old content.
 - A call abandoned after an abort (``xcsh.agent.commit_gate``) never changes a file: its thread
   may still be staging when the host is told the call was aborted, so :meth:`FileBatch.commit`
   claims the call's commit gate first and, refused, discards everything staged and raises
@@ -31,7 +38,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -43,6 +50,7 @@ from xcsh.coding.tools.errors import ToolAbortedError, ToolError
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _ABANDONED = "Aborted: the call was abandoned after the abort. No file was changed."
+_ACL = "system.posix_acl_access"  # the extended attribute holding a file's access control list
 
 
 def check_model_text(text: str, where: str) -> None:
@@ -146,8 +154,20 @@ def write_target(path: Path) -> Path:
 class _Staged:
     shown: str
     target: Path  # the file replaced (write) or removed (delete)
-    temp: Path  # the staged bytes (write) or the file moved aside (delete)
+    temp: Path | None  # the staged bytes (write) or the file moved aside (delete); None: in place
     delete: bool
+    data: bytes = b""  # the new content of a file written in place
+
+
+@dataclass(slots=True)
+class _Opened:
+    """A file written in place, opened by :meth:`FileBatch.commit`: its length before, whether it
+    was made longer to reserve room, whether writing it began."""
+
+    fd: int
+    size: int
+    reserved: bool = False
+    begun: bool = False
 
 
 class FileBatch:
@@ -175,6 +195,7 @@ class FileBatch:
         _refuse_if_abandoned()
         target = write_target(path)
         temp = target.with_name(_side_name(target.name, "xcsh-tmp"))
+        in_place = _Staged(shown, target, None, delete=False, data=data)
         try:
             try:
                 info: os.stat_result | None = os.stat(target)
@@ -187,6 +208,10 @@ class FileBatch:
             if info is not None and not os.access(target, os.W_OK):
                 # renaming over it needs only the directory's permission: keep a read-only file's promise
                 raise PermissionError(errno.EACCES, "read-only file", str(target))
+            replaced = info
+            if replaced is not None and not _replacing_keeps(target, replaced):
+                self._staged.append(in_place)
+                return
             if info is None and mode_from is not None:
                 info = os.stat(mode_from)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -199,20 +224,25 @@ class FileBatch:
                 if info is not None and os.access(target, os.W_OK):
                     raise ToolError(
                         self._failed(
-                            f"Cannot write {shown}: its directory is not writable, and files are only "
-                            "replaced whole (a new file next to it, renamed over it), never rewritten in "
+                            f"Cannot write {shown}: its directory is not writable, and a file like this "
+                            "is replaced whole (a new file next to it, renamed over it), not rewritten in "
                             "place. Use bash to change it in place"
                         )
                     ) from exc
                 raise
             self._staged.append(_Staged(shown, target, temp, delete=False))
             try:
-                if info is not None:
-                    _copy_owner_and_mode(fd, info)
-                write_fully(fd, data)
-                os.fsync(fd)
+                kept = True
+                if info is not None:  # a moved file's source: its owner where this process may set it
+                    kept = _copy_owner_and_mode(fd, info) or replaced is None
+                if kept:
+                    write_fully(fd, data)
+                    os.fsync(fd)
             finally:
                 os.close(fd)
+            if not kept:  # the owner or group was refused after all (root on NFS, say): in place
+                os.unlink(temp)
+                self._staged[-1] = in_place
         except OSError as exc:
             raise ToolError(self._failed(os_error_text(exc, shown))) from exc
 
@@ -232,32 +262,64 @@ class FileBatch:
         return text + ". No file was changed."
 
     def commit(self) -> None:
-        """Replace every staged file; a failure here (rare: the bytes are already on disk) names
-        the files already replaced and puts the rest back. A call abandoned after an abort
-        commits nothing: everything staged is discarded and :class:`ToolAbortedError` raised."""
+        """Replace every staged file; a failure here (rare: the bytes are already on disk, the
+        room for the files written in place reserved) names the files already changed and puts
+        the rest back. A call abandoned after an abort commits nothing: everything staged is
+        discarded and :class:`ToolAbortedError` raised."""
         gate = current_commit_gate()
         if self._staged and gate is not None and not gate.claim():
             self.discard()
             raise ToolAbortedError(_ABANDONED)
+        opened = self._open_in_place()  # after the claim: an abandoned call touches no file
         done: list[str] = []
-        for item in self._staged:
-            try:
-                if item.delete:
-                    os.unlink(item.temp)
-                else:
-                    os.replace(item.temp, item.target)
-            except OSError as exc:
-                self._staged = self._staged[len(done) :]
-                self.discard()
-                written = f" Already changed: {', '.join(done)}." if done else " No file was changed."
-                raise ToolError(os_error_text(exc, item.shown) + "." + written) from exc
-            done.append(item.shown)
+        try:
+            for index, item in enumerate(self._staged):
+                try:
+                    if item.temp is None:
+                        opened[index].begun = True
+                        _overwrite(opened[index].fd, item.data)
+                    elif item.delete:
+                        os.unlink(item.temp)
+                    else:
+                        os.replace(item.temp, item.target)
+                except OSError as exc:
+                    if item.temp is None:
+                        done.append(f"{item.shown} (partly: it was being rewritten in place)")
+                    self._staged = self._staged[index:]
+                    self.discard()
+                    written = f" Already changed: {', '.join(done)}." if done else " No file was changed."
+                    raise ToolError(os_error_text(exc, item.shown) + "." + written) from exc
+                done.append(item.shown)
+        finally:
+            _close(opened.values())
         self._staged = []
         self._done = True
+
+    def _open_in_place(self) -> dict[int, _Opened]:
+        """Open every file written in place and make it long enough for its new content, before
+        any file of the call is changed; on failure every file is as it was."""
+        opened: dict[int, _Opened] = {}
+        for index, item in enumerate(self._staged):
+            if item.temp is not None:
+                continue
+            try:
+                fd = os.open(item.target, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+                info = os.fstat(fd)
+                opened[index] = _Opened(fd, info.st_size)
+                if not stat.S_ISREG(info.st_mode):
+                    raise OSError(errno.EINVAL, "it is not a regular file")
+                opened[index].reserved = _reserve(fd, info.st_size, len(item.data))
+            except OSError as exc:
+                _close(opened.values())
+                self.discard()
+                raise ToolError(self._failed(os_error_text(exc, item.shown))) from exc
+        return opened
 
     def discard(self) -> None:
         """Remove the temporary files and put moved-aside files back; every target is as it was."""
         for item in reversed(self._staged):
+            if item.temp is None:
+                continue
             with contextlib.suppress(OSError):
                 if item.delete:
                     os.rename(item.temp, item.target)
@@ -280,11 +342,69 @@ def _side_name(name: str, suffix: str) -> str:
     return f".{stem}.{os.urandom(5).hex()}.{suffix}"
 
 
-def _copy_owner_and_mode(fd: int, info: os.stat_result) -> None:
-    if (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
-        with contextlib.suppress(OSError):  # another owner: only root (or a group member) may keep it
-            os.fchown(fd, info.st_uid, info.st_gid)
+def _replacing_keeps(target: Path, info: os.stat_result) -> bool:
+    """Whether a new file renamed over ``target`` can be what it was but for its content: this
+    process may give a new file its owner and group (root may; anyone else only their own files,
+    with their own groups), it has one name, and no access control list."""
+    if os.geteuid() != 0 and (
+        info.st_uid != os.geteuid() or (info.st_gid != os.getegid() and info.st_gid not in os.getgroups())
+    ):
+        return False
+    if info.st_nlink > 1:
+        return False
+    try:
+        return _ACL not in os.listxattr(target)
+    except (OSError, AttributeError):  # no extended attributes here, or no os.listxattr (macOS)
+        return True
+
+
+def _copy_owner_and_mode(fd: int, info: os.stat_result) -> bool:
+    """Give the staged copy ``info``'s mode, and its owner and group: False when they could not
+    be given (a file system that refuses, like NFS for root)."""
+    owner = (info.st_uid, info.st_gid)
+    now = os.fstat(fd)
+    kept = True
+    if (now.st_uid, now.st_gid) != owner:
+        try:
+            os.fchown(fd, *owner)
+        except OSError:
+            kept = False
     os.fchmod(fd, stat.S_IMODE(info.st_mode))
+    return kept
+
+
+def _reserve(fd: int, size: int, length: int) -> bool:
+    """Make a file written in place ``length`` bytes long (when that is more than ``size``)
+    before its content changes, so a full disk or the size limit fails while it is whole. False
+    when no room was needed or the file system cannot reserve it."""
+    if length <= size or not hasattr(os, "posix_fallocate"):
+        return False
+    try:
+        os.posix_fallocate(fd, 0, length)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENODEV, errno.ESPIPE):
+            return False
+        raise
+    return True
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    write_fully(fd, data)
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _close(opened: Iterable[_Opened]) -> None:
+    """Close the files opened for writing in place; one made longer but never written gets its
+    length back."""
+    for item in opened:
+        with contextlib.suppress(OSError):
+            if item.reserved and not item.begun:
+                os.ftruncate(item.fd, item.size)
+        os.close(item.fd)
 
 
 def write_file(path: Path, data: bytes, shown: str) -> None:
