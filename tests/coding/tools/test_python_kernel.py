@@ -91,3 +91,42 @@ async def test_a_started_kernel_runs_no_heartbeat_thread(tmp_path: Path) -> None
         assert not [t for t in threading.enumerate() if isinstance(t, HBChannel)]
     finally:
         kernel.kill()
+
+
+async def test_a_cell_ignoring_the_interrupt_ends_with_its_kernel_when_its_call_is_cancelled(
+    tmp_path: Path,
+) -> None:
+    """What abandoning a python call after an abort does: the cell must not run on unseen (it could
+    write files after the host was told the call was aborted); the next call gets a new kernel."""
+    pytest.importorskip("ipykernel")
+    kernel = PythonKernel(tmp_path)
+    before = watchdog.guarded()
+    ready = asyncio.Event()
+    code = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(3600)\n"
+    )
+    cell = asyncio.create_task(kernel.execute(code, 600, None, lambda text: ready.set()))
+    pids: set[int] = set()
+    try:
+        async with asyncio.timeout(START_WITHIN_S):
+            await ready.wait()
+        pids = watchdog.guarded() - before
+        assert len(pids) == 1
+        cell.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cell
+        assert await asyncio.to_thread(wait_gone, list(pids), 10) == []
+        async with asyncio.timeout(START_WITHIN_S):
+            outcome = await kernel.execute("print(6 * 7)", 30, None)
+        assert outcome.text == "42\n" and outcome.error is None
+    finally:
+        kernel.kill()
+        for pid in pids:
+            if alive(pid):
+                import os
+                import signal
+
+                os.killpg(pid, signal.SIGKILL)

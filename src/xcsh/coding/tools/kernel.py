@@ -6,7 +6,9 @@ between calls. :meth:`execute` runs one cell and collects what the kernel
 publishes for it — stream text, ``execute_result`` / ``display_data`` (text/plain,
 image/png, application/json) and errors (traceback without colour codes) — until
 the kernel is idle. A timeout or an abort interrupts the kernel (KeyboardInterrupt
-in the cell; the kernel and its state survive). :meth:`restart` restarts it;
+in the cell; the kernel and its state survive). A cell whose ``execute`` is cancelled (the
+call abandoned after an abort, the run cancelled) is ended with its kernel (:meth:`kill`):
+the next call starts a new one. :meth:`restart` restarts it;
 :meth:`kill` ends the process at once and is safe to call from synchronous shutdown
 code; it ends the kernel's whole process group (what its cells started too) and closes the
 zmq contexts of the kernel's manager and client (their sockets and descriptors); a start
@@ -172,6 +174,11 @@ class PythonKernel:
                     outcome.error = _ANSI_RE.sub("", traceback)
                 elif kind == "status" and content.get("execution_state") == "idle":
                     break
+        except asyncio.CancelledError:
+            # the call was abandoned (a cell still running 3 s after an abort: it ignores the
+            # interrupt) or its run cancelled: the cell must not go on changing things unseen
+            self.kill()
+            raise
         finally:
             if remove is not None:
                 remove()
