@@ -259,8 +259,8 @@ async def _unless_stuck(tool: AgentTool, start: Callable[[], Awaitable[Any]], ct
     completion as before whenever they finish within that time.
 
     The call runs with a commit gate of its own (:mod:`xcsh.agent.commit_gate`), closed when the
-    call is abandoned or cancelled: a file write staged by the left-behind thread is then
-    discarded, never committed after the abort was reported. A call that had already begun
+    call is abandoned, cancelled or done: a file write staged by a thread left behind is then
+    discarded, never committed after the call's result (or the abort) was reported. A call that had already begun
     committing gets one more :data:`ABANDON_AFTER_S` to finish, and if it is abandoned even so,
     its result says that files may have changed."""
     gate, token = enter_commit_gate()
@@ -298,7 +298,10 @@ async def _unless_stuck(tool: AgentTool, start: Callable[[], Awaitable[Any]], ct
         if changing:
             raise RuntimeError(f"{text} while it was replacing files: some of them may have changed.")
         raise RuntimeError(f"{text}.")
-    return await task
+    try:
+        return await task
+    finally:
+        gate.close()  # its result is out: a thread it left behind changes nothing any more
 
 
 async def _until_done_or(task: asyncio.Future[Any], pause: Awaitable[Any]) -> None:

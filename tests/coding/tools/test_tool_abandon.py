@@ -23,8 +23,11 @@ import pytest
 
 from agent.test_agent_failures import fake_model, user
 from xcsh.agent.agent import Agent
-from xcsh.agent.types import AgentEvent
+from xcsh.agent.tool import AgentTool
+from xcsh.agent.types import AgentEvent, AgentToolResult
 from xcsh.coding.tools.edit import create_edit_tool
+from xcsh.coding.tools.errors import ToolAbortedError
+from xcsh.coding.tools.file_write import write_file
 from xcsh.coding.tools.write import create_write_tool
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -167,3 +170,33 @@ async def test_a_write_still_committing_after_the_second_grace_is_reported_as_ma
     async with asyncio.timeout(30):
         await asyncio.wrap_future(executor.submit(lambda: None))
     assert (work / "notes.txt").read_text() == "new\n"  # the rename it had begun went through
+
+
+async def test_a_thread_a_tool_call_left_behind_changes_no_file_after_the_call_returned(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("old\n")
+    release = threading.Event()
+    left: list[asyncio.Future[None]] = []
+
+    def late_write() -> None:
+        release.wait(30)
+        write_file(target, b"new\n", "notes.txt")
+
+    async def hasty(call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
+        left.append(asyncio.ensure_future(asyncio.to_thread(late_write)))  # not awaited: a tool's bug
+        return {"content": [{"type": "text", "text": "done"}]}
+
+    fake_llm.script(script.tool_calls(("c1", "hasty", {})), script.text("ok"))
+    tool = AgentTool(
+        name="hasty", description="", parameters={"type": "object", "properties": {}}, execute=hasty
+    )
+    agent = Agent(model=fake_model(fake_llm), tools=[tool], get_api_key=lambda provider: "test-key")
+    async with asyncio.timeout(30):
+        await agent.prompt([user("go")])
+        release.set()
+        with pytest.raises(ToolAbortedError):
+            await left[0]
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
