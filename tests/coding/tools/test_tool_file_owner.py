@@ -209,3 +209,55 @@ def test_files_written_in_place_get_their_room_before_any_file_of_the_call_chang
         "small-link.txt",
         "small.txt",
     ]
+
+
+WRITE_BOUND = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from xcsh.coding.tools import ToolError
+    from xcsh.coding.tools.file_write import FileBatch
+
+    work = Path(sys.argv[1])
+    try:
+        with FileBatch() as batch:
+            batch.write(work / "plain.txt", b"plain, changed\\n", "plain.txt")
+            batch.write(work / "config.txt", b"bound, changed\\n", "config.txt")
+            batch.commit()
+        print("written")
+    except ToolError as exc:
+        print(exc)
+    """
+)
+
+
+def test_a_bind_mounted_file_that_cannot_be_renamed_over_is_written_in_place(tmp_path: Path) -> None:
+    """Docker's ``-v ./config.txt:/work/config.txt``: renaming over a mount point fails with
+    EBUSY. The write runs in a mount namespace of its own, so the bind mount ends with it."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("a bind mount needs root (CAP_SYS_ADMIN), unshare and mount")
+    probe = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "true"], capture_output=True, timeout=60
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.decode(errors='replace')}")
+    host, work = tmp_path / "host", tmp_path / "work"
+    host.mkdir()
+    work.mkdir()
+    (host / "config.txt").write_text("bound, as it was\n")
+    (work / "config.txt").write_text("the file under the mount\n")
+    (work / "plain.txt").write_text("plain, as it was\n")
+    script = 'mount --bind "$1" "$2/config.txt" && exec "$3" -c "$4" "$2"'
+    arguments = [str(host / "config.txt"), str(work), sys.executable, WRITE_BOUND]
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "written"), done.stderr
+    assert (host / "config.txt").read_text() == "bound, changed\n"
+    assert (work / "plain.txt").read_text() == "plain, changed\n"
+    assert (work / "config.txt").read_text() == "the file under the mount\n"
+    assert sorted(p.name for p in work.iterdir()) == ["config.txt", "plain.txt"]

@@ -21,6 +21,9 @@ Contract:
   size limit is met before any file is changed), then overwrites it from the start, cuts it to
   the new length and syncs it. A crash while it is written can leave it cut; that is the price
   of keeping its owner, group, inode and ACL (what editors do when they cannot keep them either).
+  A file that cannot be renamed over at commit because it is a mount point (``EBUSY``: a single
+  file bind-mounted into a container) or shown from another file system (``EXDEV``) is written in
+  place the same way from its staged copy, which is then removed.
 - A target that is a symbolic link is written through: the file it leads to is replaced next to
   itself and the link stays (as ``private_fs.replace_private_file`` does for private files).
 - A call abandoned after an abort (``xcsh.agent.commit_gate``) never changes a file: its thread
@@ -281,9 +284,9 @@ class FileBatch:
                     elif item.delete:
                         os.unlink(item.temp)
                     else:
-                        os.replace(item.temp, item.target)
+                        _replace(item.temp, item.target, opened, index)
                 except OSError as exc:
-                    if item.temp is None:
+                    if index in opened and opened[index].begun:
                         done.append(f"{item.shown} (partly: it was being rewritten in place)")
                     self._staged = self._staged[index:]
                     self.discard()
@@ -303,12 +306,8 @@ class FileBatch:
             if item.temp is not None:
                 continue
             try:
-                fd = os.open(item.target, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-                info = os.fstat(fd)
-                opened[index] = _Opened(fd, info.st_size)
-                if not stat.S_ISREG(info.st_mode):
-                    raise OSError(errno.EINVAL, "it is not a regular file")
-                opened[index].reserved = _reserve(fd, info.st_size, len(item.data))
+                opened[index] = _open_for_overwrite(item.target)
+                opened[index].reserved = _reserve(opened[index], len(item.data))
             except OSError as exc:
                 _close(opened.values())
                 self.discard()
@@ -373,17 +372,47 @@ def _copy_owner_and_mode(fd: int, info: os.stat_result) -> bool:
     return kept
 
 
-def _reserve(fd: int, size: int, length: int) -> bool:
-    """Make a file written in place ``length`` bytes long (when that is more than ``size``)
-    before its content changes, so a full disk or the size limit fails while it is whole. False
-    when no room was needed or the file system cannot reserve it."""
-    if length <= size or not hasattr(os, "posix_fallocate"):
+def _replace(temp: Path, target: Path, opened: dict[int, _Opened], index: int) -> None:
+    """Rename the staged copy over ``target``; where that is refused because ``target`` is a
+    mount point (EBUSY: a file bind-mounted into a container) or on another file system (EXDEV),
+    write it in place from the staged copy, which is then removed."""
+    try:
+        os.replace(temp, target)
+    except OSError as exc:
+        if exc.errno not in (errno.EBUSY, errno.EXDEV):
+            raise
+        data = temp.read_bytes()
+        opened[index] = _open_for_overwrite(target)  # closed with the others by commit
+        opened[index].reserved = _reserve(opened[index], len(data))
+        opened[index].begun = True
+        _overwrite(opened[index].fd, data)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+def _open_for_overwrite(target: Path) -> _Opened:
+    fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file")
+    except OSError:
+        os.close(fd)
+        raise
+    return _Opened(fd, info.st_size)
+
+
+def _reserve(file: _Opened, length: int) -> bool:
+    """Make a file written in place ``length`` bytes long (when it is shorter) before its content
+    changes, so a full disk or the size limit fails while it is whole. False when no room was
+    needed or the file system cannot reserve it."""
+    if length <= file.size or not hasattr(os, "posix_fallocate"):
         return False
     try:
-        os.posix_fallocate(fd, 0, length)
+        os.posix_fallocate(file.fd, 0, length)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            os.ftruncate(fd, size)
+            os.ftruncate(file.fd, file.size)
         if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENODEV, errno.ESPIPE):
             return False
         raise
