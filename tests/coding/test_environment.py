@@ -92,12 +92,17 @@ def test_git_gets_no_provider_key_but_the_users_git_variables(monkeypatch: pytes
     assert env["GIT_OPTIONAL_LOCKS"] == "0" and env["LC_ALL"] == "C"
 
 
-def test_every_filter_driver_the_config_names_is_switched_off() -> None:
-    listing = "filter.lfs.clean\0filter.lfs.smudge\0filter.my.evil.process\0filter.x=y.clean\0"
-    overrides = environment._filter_overrides(listing)
+def test_every_filter_and_diff_driver_the_config_names_is_switched_off() -> None:
+    listing = (
+        "filter.lfs.clean\0filter.lfs.smudge\0filter.my.evil.process\0filter.x=y.clean\0"
+        "diff.pdf.textconv\0diff.a.b.command\0diff.external\0"
+    )
+    overrides = environment._driver_overrides(listing)
     assert overrides is not None
     assert ("filter.lfs.clean", "") in overrides and ("filter.lfs.smudge", "") in overrides
     assert ("filter.my.evil.process", "") in overrides and ("filter.my.evil.required", "false") in overrides
     assert ("filter.x=y.clean", "") in overrides
-    assert environment._filter_overrides("") == []
-    assert environment._filter_overrides("filter.a\nb.clean\0") is None  # cannot be named: no status
+    assert ("diff.pdf.textconv", "") in overrides and ("diff.pdf.cachetextconv", "false") in overrides
+    assert ("diff.a.b.command", "") in overrides and ("diff.external", "") in overrides
+    assert environment._driver_overrides("") == []  # nothing defined: nothing set (git diff works)
+    assert environment._driver_overrides("filter.a\nb.clean\0") is None  # cannot be named: no status

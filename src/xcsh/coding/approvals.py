@@ -165,8 +165,8 @@ def rule_allows(
 async def harden_git(cwd: Path, args: dict[str, Any]) -> bool:
     """For an allowed ``bash`` call running ``git``: put the settings that switch off every
     program a git configuration names (coding/environment.py, ``GIT_NO_PROGRAMS`` and the
-    filter drivers) and any alias of its subcommand into ``args["env"]``. False when they
-    cannot be worked out (ask instead)."""
+    filter and diff drivers) and any alias of its subcommand into ``args["env"]``. False when
+    they cannot be worked out (ask instead)."""
     words = str(args.get("command", "")).split()
     if not words or os.path.basename(words[0]) != "git":
         return True

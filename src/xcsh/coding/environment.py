@@ -8,8 +8,10 @@ The repository's configuration is not the user's: a downloaded tree can bring a 
 whose ``core.fsmonitor``, ``log.showSignature`` + ``gpg.program`` or filter drivers name a
 program. The snapshot switches every such key off through ``GIT_CONFIG_COUNT`` settings (which
 win over every configuration file; a driver's name may hold any character, even "="), skips
-``status`` when the filter drivers cannot all be switched off, reads nothing from stdin, and gives git only ``PATH``, ``HOME``
-and git's own variables from the environment: no provider key (docs/security.md).
+``status`` when the drivers cannot all be switched off, reads nothing from stdin, and gives git
+only ``PATH``, ``HOME`` and git's own variables from the environment: no provider key
+(docs/security.md). The same settings, with the diff drivers' ``textconv`` and ``command``,
+make the ``git`` commands an approval rule allows safe (:func:`git_program_overrides`).
 """
 
 from __future__ import annotations
@@ -44,13 +46,15 @@ class Environment(msgspec.Struct, frozen=True):
 
 # Every git call of the snapshot runs with these: a repository's own .git/config (a tarball or a
 # shared copy brings one) must not make it run a program. Keys that run one during status, log
-# and rev-parse are switched off; the filter drivers the config names are switched off by name
-# (see _filter_overrides); transports are refused so a partial clone cannot fetch (and run
+# and rev-parse are switched off; the drivers the config names are switched off by name
+# (see _driver_overrides); transports are refused so a partial clone cannot fetch (and run
 # ``ext::`` commands, ``uploadpack`` or ``core.sshCommand``) for a missing object.
 #
 # GIT_NO_PROGRAMS: the keys through which a configuration makes git run a program (or a bare
 # repository found by walking up supplies one), shared with the ``git`` calls an approval rule
-# runs without asking (coding/approvals.py); the filter drivers come on top, by name.
+# runs without asking (coding/approvals.py); the drivers come on top, by name. ``diff.external``
+# is among the drivers: an empty value is not "none" to git but a program it fails to start, so
+# it is set only where a configuration defines it (else every ``git diff`` would fail).
 GIT_NO_PROGRAMS = (
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
@@ -60,7 +64,6 @@ GIT_NO_PROGRAMS = (
     "core.editor=false",
     "sequence.editor=false",
     "credential.helper=",
-    "diff.external=",
     "gpg.program=false",
     "safe.bareRepository=explicit",
     "protocol.ext.allow=never",
@@ -91,13 +94,17 @@ _ENV_GIT_KEPT = (
     "GIT_CONFIG_NOSYSTEM",
 )
 
+# The keys that name a driver's program: filters (status, add, checkout), a diff driver's
+# ``textconv`` (diff, log -p, show, blame, grep) and ``command`` (diff), and ``diff.external``.
+DRIVER_KEYS = r"^(filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external)$"
+
 _COMMANDS: dict[str, list[str]] = {
     "branch": ["rev-parse", "--abbrev-ref", "HEAD"],
     "main": ["rev-parse", "--verify", "--quiet", "main"],
     "master": ["rev-parse", "--verify", "--quiet", "master"],
     "log": ["log", "--no-show-signature", "--no-decorate", "--no-color", "--oneline", f"-{RECENT_COMMITS}"],
-    # the filter drivers the configuration defines: their programs are switched off for status
-    "filters": ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+    # the drivers the configuration defines: their programs are switched off (_driver_overrides)
+    "drivers": ["config", "-z", "--name-only", "--get-regexp", DRIVER_KEYS],
 }
 _STATUS = ["status", "--short", "--no-renames", "--ignore-submodules=all", "--untracked-files=normal"]
 
@@ -115,19 +122,34 @@ def git_environment() -> dict[str, str]:
     return env
 
 
-def _filter_overrides(listing: str) -> list[tuple[str, str]] | None:
-    """Settings that switch off every filter driver named in ``git config``'s NUL-separated ``listing``.
+def _driver_overrides(listing: str) -> list[tuple[str, str]] | None:
+    """Settings that switch off every driver program named in ``git config``'s NUL-separated
+    ``listing`` (keys matching :data:`DRIVER_KEYS`).
 
-    None when a name cannot be handed to git as a key (a line break in it): then status is not run.
+    A filter's programs are emptied and it is made optional (git then passes the content
+    through). A diff driver's ``textconv`` and ``command`` and ``diff.external`` are emptied: git
+    cannot start an empty program, so a command that would have run one fails instead of running
+    it; the textconv cache is switched off too (its notes come with the repository). None when a
+    name cannot be handed to git as a key (a line break in it): then status is not run.
     """
-    drivers = {name.rsplit(".", 1)[0] for name in listing.split("\0") if name.startswith("filter.")}
-    if any("\n" in driver or "\r" in driver for driver in drivers):
+    keys = [name for name in listing.split("\0") if name]
+    filters = {name.rsplit(".", 1)[0] for name in keys if name.startswith("filter.")}
+    diffs = {name.rsplit(".", 1)[0] for name in keys if name.startswith("diff.") and name.count(".") >= 2}
+    if any("\n" in driver or "\r" in driver for driver in filters | diffs):
         return None
-    return [
+    settings = [
         (f"{driver}.{key}", value)
-        for driver in sorted(drivers)
+        for driver in sorted(filters)
         for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
     ]
+    settings += [
+        (f"{driver}.{key}", value)
+        for driver in sorted(diffs)
+        for key, value in (("textconv", ""), ("command", ""), ("cachetextconv", "false"))
+    ]
+    if "diff.external" in keys:
+        settings.append(("diff.external", ""))
+    return settings
 
 
 def _config_environment(env: dict[str, str], overrides: list[tuple[str, str]]) -> dict[str, str]:
@@ -151,17 +173,17 @@ def git_program_overrides(
     run_dir: Path, first_index: int = 0, extra: list[tuple[str, str]] | None = None
 ) -> dict[str, str] | None:
     """``GIT_CONFIG_*`` variables under which a ``git`` started in ``run_dir`` runs no program a
-    configuration names: :data:`GIT_NO_PROGRAMS`, every filter driver the configuration seen
-    from ``run_dir`` defines and ``extra``, numbered from ``first_index`` (keeps the caller's
-    own entries).
+    configuration names: :data:`GIT_NO_PROGRAMS`, every driver the configuration seen from
+    ``run_dir`` defines (:func:`_driver_overrides`) and ``extra``, numbered from ``first_index``
+    (keeps the caller's own entries).
 
     None when the drivers cannot all be listed or named (the caller must not run git unasked).
     """
     try:
-        listing = _wait(_git(run_dir, _COMMANDS["filters"], [], git_environment()), ok=(0, 1))
+        listing = _wait(_git(run_dir, _COMMANDS["drivers"], [], git_environment()), ok=(0, 1))
     except OSError:
         listing = ""  # no git: the command the rule allows fails the same way
-    overrides = _filter_overrides(listing) if listing is not None else None
+    overrides = _driver_overrides(listing) if listing is not None else None
     if overrides is None:
         return None
     settings = [(item.partition("=")[0], item.partition("=")[2]) for item in GIT_NO_PROGRAMS]
@@ -215,11 +237,11 @@ class _Snapshot:
             for name, args in _COMMANDS.items():
                 running[name] = _git(repo, args, [], env)
             self.processes.extend(running.values())
-            # "git config" exits 1 when no filter is defined: that is an empty listing. When the
+            # "git config" exits 1 when no driver is defined: that is an empty listing. When the
             # listing fails or times out, or a driver cannot be named, status is not run at all:
             # the snapshot says less rather than run a filter the repository chose.
-            listing = _wait(running.pop("filters"), ok=(0, 1))
-            overrides = _filter_overrides(listing) if listing is not None else None
+            listing = _wait(running.pop("drivers"), ok=(0, 1))
+            overrides = _driver_overrides(listing) if listing is not None else None
             if overrides is not None:
                 status = _git(repo, _STATUS, overrides, env)
                 self.processes.append(status)
