@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -90,6 +92,37 @@ def test_git_gets_no_provider_key_but_the_users_git_variables(monkeypatch: pytes
     env = environment.git_environment()
     assert "OPENAI_API_KEY" not in env and env["GIT_DIR"] == "/elsewhere/.git"
     assert env["GIT_OPTIONAL_LOCKS"] == "0" and env["LC_ALL"] == "C"
+
+
+def test_when_git_cannot_list_the_drivers_the_snapshot_has_no_status_but_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git older than 2.6 has no ``config --name-only``: the driver listing fails (exit 129),
+    so the filters cannot be switched off and ``status`` (which would run them) is not run; an
+    approval rule's ``git`` call is asked about instead."""
+    (tmp_path / "repo").mkdir()
+    repo = _repo(tmp_path / "repo")
+    (repo / "new.txt").write_text("x")
+    real = shutil.which("git")
+    assert real is not None
+    old_git = tmp_path / "bin" / "git"
+    old_git.parent.mkdir()
+    # the real git, but its config command does not know --name-only (as before git 2.6)
+    old_git.write_text(
+        "#!/bin/sh\n"
+        'if [ "$2" = config ]; then shift 2; exec "$0.real" --no-pager config --name-onlyy "$@"; fi\n'
+        'exec "$0.real" "$@"\n'
+    )
+    old_git.chmod(0o755)
+    (old_git.parent / "git.real").symlink_to(real)
+    monkeypatch.setenv("PATH", f"{old_git.parent}{os.pathsep}{os.environ['PATH']}")
+    snap = git_snapshot(repo)
+    assert snap is not None and snap.branch == "main" and snap.commits.endswith(" first")
+    assert snap.status == ""
+    assert environment.git_program_overrides(repo) is None  # an allowed git call asks instead
+    monkeypatch.undo()
+    fresh = git_snapshot(repo)
+    assert fresh is not None and fresh.status == "?? new.txt"  # the same repository, listed: status runs
 
 
 def test_every_filter_and_diff_driver_the_config_names_is_switched_off() -> None:
