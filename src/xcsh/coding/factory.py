@@ -15,6 +15,7 @@ import msgspec
 
 from xcsh.ai.thinking import EFFORT_LEVELS, resolve_level
 from xcsh.coding import secrets
+from xcsh.coding.discovery.base import UserTrust
 from xcsh.coding.discovery.frontmatter import use_cache as use_front_matter_cache
 from xcsh.coding.features import install_features
 from xcsh.coding.locale import initial_locale
@@ -86,7 +87,7 @@ FRONT_MATTER_CACHE = "front-matter.msgpack"
 
 def _create_session(options: StartupOptions) -> AgentSession:
     try:
-        settings = Settings.load(options.agent_dir, options.cwd)
+        settings = Settings.load(options.agent_dir, options.cwd, grant=options.trust)
         registry = ModelRegistry.load(
             options.agent_dir, env=options.env, disabled_providers=disabled_providers(settings, options.env)
         )
@@ -171,19 +172,17 @@ def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
         extensions = [] if options.no_extensions else project_extensions(options.cwd)
     except OSError as exc:  # as when trust.decide's caller evaluated it
         raise StartupError(f"Could not record trust in {options.agent_dir}: {exc}") from exc
-    if not extensions and not settings.has_project_settings():
+    if not extensions and not settings.has_project_settings() and not options.trust:
         return True  # no project code to decide on: trusted, as trust.decide answers (it is not loaded)
     from xcsh.coding import trust
 
     keys = settings.project_keys(trust.PROTECTED_SETTINGS)
-    configured = settings.get_user(trust.PROJECTS_SETTING) or []
-    trusted_dirs = [str(d) for d in configured] if isinstance(configured, list) else []
     try:
         decision = trust.decide(
             options.cwd,
             options.agent_dir,
             grant=options.trust,
-            trusted_dirs=trusted_dirs,
+            trusted_dirs=settings.trusted_dirs(),
             project_setting_keys=keys,
             project_extensions=extensions,
         )
@@ -196,8 +195,10 @@ def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
 
 
 def _project_context(options: StartupOptions, settings: Settings) -> ProjectContext:
-    """Discovery for the session's cwd, with the skill and rule switches applied (docs/context.md)."""
+    """Discovery for the session's cwd, with the skill and rule switches applied (docs/context.md);
+    the user's trust of cwd lets its files be read from folders other users control."""
     selection = skill_selection(settings.get, no_skills=options.no_skills, include=options.skills)
+    trust = UserTrust(grant=options.trust, dirs=settings.trusted_dirs())
     return load_project_context(
         cwd=options.cwd,
         home=home_dir(options.env),
@@ -206,6 +207,7 @@ def _project_context(options: StartupOptions, settings: Settings) -> ProjectCont
         no_rules=options.no_rules,
         disabled_providers=disabled_providers(settings, options.env),
         plugin_dirs=[Path(p).expanduser() for p in options.plugin_dirs],
+        trust=trust,
     )
 
 

@@ -14,7 +14,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -145,20 +145,48 @@ def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool
     return result
 
 
-def foreign_directory(path: Path) -> str | None:
+class Foreign(NamedTuple):
+    """Why a directory is someone else's (:func:`foreign_status`)."""
+
+    reason: str
+    shared: bool
+    """Writable by every user with the sticky bit set: a folder made for every user to drop files
+    in (``/tmp``, ``/var/tmp``, ``/dev/shm``). The user's trust of a project never covers it."""
+
+
+def _own_uids() -> tuple[int, ...]:
+    """The owners whose directories count as the user's own: this process's user and root; when
+    running as root under ``sudo``, also the user who ran ``sudo`` (``SUDO_UID``, as git does)."""
+    euid = os.geteuid()
+    if euid != 0:
+        return (euid, 0)
+    sudo_uid = os.environ.get("SUDO_UID", "")
+    return (0, int(sudo_uid)) if sudo_uid.isdigit() else (0,)
+
+
+def foreign_status(path: Path) -> Foreign | None:
     """Why ``path`` is a directory someone else controls, or None when it is the user's own.
 
     Foreign: writable by every user (``/tmp``, ``/var/tmp``, sticky bit or not), or owned by
     another user than this process's or root (as git's ``safe.directory`` check; root's own
-    directories such as ``/`` or ``/srv`` are not foreign: only root could write there). A
-    path that cannot be examined is not called foreign (the caller's read then fails on its own).
+    directories such as ``/`` or ``/srv`` are not foreign: only root could write there). Running
+    as root, another user's folder is foreign too: its owner could steer a root agent through the
+    files it plants (docs/security.md); under ``sudo`` the invoking user's (``SUDO_UID``) is not.
+    A path that cannot be examined is not called foreign (the caller's read then fails on its own).
     """
     try:
         info = os.stat(path)
     except OSError:
         return None
     if info.st_mode & stat.S_IWOTH:
-        return "writable by every user"
-    if info.st_uid not in (os.geteuid(), 0):
-        return f"owned by another user (uid {info.st_uid})"
+        shared = bool(info.st_mode & stat.S_ISVTX)
+        return Foreign("writable by every user" + (" (a shared folder like /tmp)" if shared else ""), shared)
+    if info.st_uid not in _own_uids():
+        return Foreign(f"owned by another user (uid {info.st_uid})", False)
     return None
+
+
+def foreign_directory(path: Path) -> str | None:
+    """:func:`foreign_status`'s reason, or None when ``path`` is the user's own directory."""
+    status = foreign_status(path)
+    return status.reason if status is not None else None

@@ -16,7 +16,7 @@ import msgspec
 
 from xcsh.coding.commands import FileCommand
 from xcsh.coding.discovery import ContextFile, Discovered, LoadContext, discover
-from xcsh.coding.discovery.base import read_text
+from xcsh.coding.discovery.base import UserTrust, read_text
 from xcsh.coding.discovery.subdirs import nested_instruction_files
 from xcsh.coding.environment import Environment, detect_environment
 from xcsh.coding.skills import Skill, SkillSelection, select_skills
@@ -76,9 +76,11 @@ def load_project_context(
     disabled_providers: Iterable[str] = (),
     plugin_dirs: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
+    trust: UserTrust | None = None,
 ) -> ProjectContext:
-    """Discover everything for ``cwd`` and sort it for the session."""
-    ctx = LoadContext.create(cwd, home, agent_dir, plugin_dirs)
+    """Discover everything for ``cwd`` and sort it for the session (``trust``: the user's trust of
+    ``cwd``, which lets its files be read from folders other users control)."""
+    ctx = LoadContext.create(cwd, home, agent_dir, plugin_dirs, trust)
     disabled = set(disabled_providers)
     found = discover(ctx, disabled=disabled)
     customization = found.system_prompt_customization

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from xcsh.coding.private_fs import foreign_directory, make_private_dirs, open_private, write_private_file
+from xcsh.coding.private_fs import foreign_status, make_private_dirs, open_private, write_private_file
 from xcsh.coding.yaml_cache import cache_dir_for, read_yaml_file
 from xcsh.coding.yaml_cache import forget as forget_cached_yaml
 from xcsh.coding.yaml_load import safe_load
@@ -216,20 +216,33 @@ class Settings:
         self._found_version = 0
 
     @classmethod
-    def load(cls, agent_dir: Path, cwd: Path | None = None) -> Settings:
-        """The user's settings and, unless its folder is controlled by another user (``/tmp``,
-        :func:`xcsh.coding.private_fs.foreign_directory`; then a warning), cwd's ``.xcsh/config.yml``."""
+    def load(cls, agent_dir: Path, cwd: Path | None = None, *, grant: bool = False) -> Settings:
+        """The user's settings and cwd's ``.xcsh/config.yml``, unless ``.xcsh/`` or cwd is a folder
+        another user controls (:func:`xcsh.coding.private_fs.foreign_status`) and the user has not
+        trusted cwd (``grant``: this run's ``--trust``; ``trust.projects``; a recorded ``--trust``);
+        then a warning names the file, why, and how to trust cwd. A shared folder like ``/tmp``
+        (writable by every user, sticky) is never trusted so."""
+        cache_dir = cache_dir_for(agent_dir)
+        settings = cls(user_file=agent_dir / "config.yml", cache_dir=cache_dir)
         project = cwd / ".xcsh" / "config.yml" if cwd is not None else None
-        if project is not None and project.is_file():
-            for folder in (project.parent, project.parent.parent):
-                reason = foreign_directory(folder)
-                if reason is not None:
-                    logger.warning("skipped %s: %s is %s, not yours", project, folder, reason)
-                    project = None
-                    break
-        return cls(
-            user_file=agent_dir / "config.yml", project_file=project, cache_dir=cache_dir_for(agent_dir)
-        )
+        if cwd is None or project is None or not project.is_file():
+            return settings
+        for folder in (project.parent, cwd):
+            verdict = foreign_status(folder)
+            if verdict is None:
+                continue
+            from xcsh.coding import trust
+
+            if not verdict.shared and trust.named_by_user(
+                cwd, agent_dir, grant=grant, trusted_dirs=settings.trusted_dirs()
+            ):
+                continue
+            remedy = "" if verdict.shared else f"; {trust.remedy(cwd, agent_dir)}"
+            logger.warning("skipped %s: %s is %s, not yours%s", project, folder, verdict.reason, remedy)
+            return settings
+        settings.project_file = project
+        settings._project = _load_project_yaml(project, cache_dir)
+        return settings
 
     def get(self, key: str, default: Any = None) -> Any:
         if self._found_version != self.version:
@@ -272,6 +285,12 @@ class Settings:
             if found:
                 return copy.deepcopy(value)
         return default
+
+    def trusted_dirs(self) -> tuple[str, ...]:
+        """The user's ``trust.projects`` (``trust.PROJECTS_SETTING``; never the project file's):
+        the directories the user trusts whatever their content."""
+        value = self.get_user("trust.projects")
+        return tuple(str(d) for d in value) if isinstance(value, list) else ()
 
     def get_user_bool(self, key: str, default: bool) -> bool:
         """:meth:`get_user` for a boolean (``default`` when the value is not one)."""

@@ -12,9 +12,10 @@ used only when the user trusted that directory:
   trusts directories whatever their content.
 
 A stored trust lapses when the hashed content changes, so a file the agent itself writes
-under ``.xcsh/`` never becomes trusted by that act. Otherwise the code is skipped and
-one stderr line says what was skipped and how to allow it. Nothing prompts: RPC hosts
-ask the user themselves and pass ``--trust``.
+under ``.xcsh/`` never becomes trusted by that act. Otherwise the code is skipped and one
+stderr line says what was skipped and how to allow it. Nothing prompts: RPC hosts ask the
+user themselves and pass ``--trust``. A trust the user gave by name (:func:`named_by_user`) also
+lets the project's files be read from folders other users control.
 """
 
 from __future__ import annotations
@@ -155,6 +156,9 @@ class TrustStore:
         """Trust ``project`` as it is now (read-modify-write under a lock); returns the hash."""
         import json
 
+        digest = content_hash(project)
+        if self.stored_hash(project) == digest:
+            return digest  # recorded as it is: a host passing --trust on every start writes nothing
         make_private_dirs(self.path.parent)
         fd = open_private(self.path.with_name(STORE_NAME + ".lock"), os.O_RDWR | os.O_CREAT)
         try:
@@ -180,20 +184,21 @@ def decide(
     project_setting_keys: Sequence[str] = (),
     project_extensions: Sequence[Path] = (),
 ) -> ProjectTrust:
-    """Decide whether ``project``'s code may run, recording the trust first when ``grant``.
+    """Decide whether ``project``'s code may run, recording the trust first when ``grant`` (with
+    or without code: a recorded trust also covers the project's folders other users control).
 
     ``project_setting_keys`` are the protected keys the project's ``config.yml`` sets and
     ``project_extensions`` the extensions found in it: they are reported when skipped.
     """
     project = _resolve(project)
+    store = TrustStore(agent_dir)
+    if grant:  # recorded even without code: the trust also lets a foreign folder's files be read
+        store.grant(project)
+        return ProjectTrust(project=project, trusted=True)
     has_code = bool(project_extensions or project_setting_keys)
     if not has_code:
         return ProjectTrust(project=project, trusted=True)
     if any(_resolve(Path(d).expanduser()) == project for d in trusted_dirs):
-        return ProjectTrust(project=project, trusted=True)
-    store = TrustStore(agent_dir)
-    if grant:
-        store.grant(project)
         return ProjectTrust(project=project, trusted=True)
     stored = store.stored_hash(project)
     if stored is not None and stored == content_hash(project):
@@ -220,6 +225,16 @@ def named_by_user(project: Path, agent_dir: Path, *, grant: bool, trusted_dirs: 
         return True
     stored = TrustStore(agent_dir).stored_hash(project)
     return stored is not None and stored == content_hash(project)
+
+
+def remedy(project: Path, agent_dir: Path) -> str:
+    """How the user trusts ``project`` so that its files are read from folders other users
+    control (docs/security.md, "Folders other users control"): the flag and the setting, named."""
+    return (
+        f"if {project} is a project you trust, run xcsh there once with --trust "
+        f"(it also lets the project's .xcsh/extensions and protected settings run) "
+        f"or add it to {PROJECTS_SETTING} in {agent_dir / 'config.yml'}"
+    )
 
 
 def report(trust: ProjectTrust, agent_dir: Path) -> None:

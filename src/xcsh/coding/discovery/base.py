@@ -20,11 +20,21 @@ from typing import Any, Literal
 import msgspec
 
 from xcsh.coding.discovery.frontmatter import parse_front_matter
-from xcsh.coding.private_fs import foreign_directory
+from xcsh.coding.private_fs import Foreign, foreign_status
 
 logger = logging.getLogger(__name__)
 
 Level = Literal["user", "project"]
+
+
+class UserTrust(msgspec.Struct, frozen=True):
+    """What the user said about trusting cwd: this run's ``--trust`` (``grant``) and their own
+    ``trust.projects`` (``dirs``). With a ``--trust`` recorded earlier (``<agent dir>/trust.json``)
+    it decides whether cwd's files are read from folders other users control
+    (:func:`xcsh.coding.trust.named_by_user`, asked only when such a folder is met)."""
+
+    grant: bool = False
+    dirs: tuple[str, ...] = ()
 
 
 class LoadContext(msgspec.Struct, frozen=True):
@@ -36,9 +46,19 @@ class LoadContext(msgspec.Struct, frozen=True):
     repo_root: Path | None
     plugin_dirs: tuple[Path, ...] = ()
     """Plugin roots given with ``--plugin-dir`` (absolute)."""
+    trust: UserTrust = msgspec.field(default_factory=UserTrust)
+    """The user's word on trusting cwd: a trusted project's files are read even where its folders
+    are another user's (:meth:`_Scope.foreign_reason`)."""
 
     @classmethod
-    def create(cls, cwd: Path, home: Path, agent_dir: Path, plugin_dirs: Sequence[Path] = ()) -> LoadContext:
+    def create(
+        cls,
+        cwd: Path,
+        home: Path,
+        agent_dir: Path,
+        plugin_dirs: Sequence[Path] = (),
+        trust: UserTrust | None = None,
+    ) -> LoadContext:
         cwd = Path(os.path.abspath(cwd))
         return cls(
             cwd=cwd,
@@ -46,7 +66,13 @@ class LoadContext(msgspec.Struct, frozen=True):
             agent_dir=agent_dir,
             repo_root=find_repo_root(cwd),
             plugin_dirs=tuple(Path(os.path.abspath(p)) for p in plugin_dirs),
+            trust=trust if trust is not None else UserTrust(),
         )
+
+    @property
+    def trust_root(self) -> Path:
+        """The top of what a trust of cwd covers: its repository's root, else cwd itself."""
+        return self.repo_root if self.repo_root is not None else self.cwd
 
     @property
     def walk_stop(self) -> Path:
@@ -176,11 +202,20 @@ class _Scope(msgspec.Struct):
     ctx: LoadContext
     outside: list[str] = msgspec.field(default_factory=list)
     foreign: list[str] = msgspec.field(default_factory=list)
-    verdicts: dict[str, str | None] = msgspec.field(default_factory=dict)
+    trust_would_help: bool = False
+    """A skipped file would have been read had the user trusted cwd (the warning says how)."""
+    verdicts: dict[str, Foreign | None] = msgspec.field(default_factory=dict)
     """Directory → why it is foreign (None: the user's own), so each is examined once."""
+    granted: bool | None = None
+    """The user's trust of cwd, once asked (:class:`UserTrust`)."""
 
     def foreign_reason(self, path: Path) -> str | None:
-        """Why a directory between the project base and ``path`` is someone else's, or None."""
+        """Why a directory between the project base and ``path`` is someone else's, or None.
+
+        A foreign folder the user's trust of cwd covers is passed: one at or below
+        :attr:`LoadContext.trust_root`, unless it is a shared drop folder (``/tmp``: writable by
+        every user, sticky), which no trust covers; folders above the repository (or cwd) never are.
+        """
         base = project_base(self.ctx, path)
         directory = Path(os.path.abspath(path)).parent
         chain = [directory]
@@ -190,10 +225,36 @@ class _Scope(msgspec.Struct):
         for folder in chain:
             key = os.fspath(folder)
             if key not in self.verdicts:
-                self.verdicts[key] = foreign_directory(folder)
-            if self.verdicts[key] is not None:
-                return f"{key} is {self.verdicts[key]}"
+                self.verdicts[key] = foreign_status(folder)
+            verdict = self.verdicts[key]
+            if verdict is None:
+                continue
+            if self._coverable(folder, verdict):
+                if self._trusted():
+                    continue
+                self.trust_would_help = True
+            return f"{key} is {verdict.reason}"
         return None
+
+    def _coverable(self, folder: Path, verdict: Foreign) -> bool:
+        root = self.ctx.trust_root
+        return not verdict.shared and (folder == root or root in folder.parents)
+
+    def _trusted(self) -> bool:
+        if self.granted is None:
+            from xcsh.coding.trust import named_by_user
+
+            ctx = self.ctx
+            self.granted = named_by_user(
+                ctx.cwd, ctx.agent_dir, grant=ctx.trust.grant, trusted_dirs=ctx.trust.dirs
+            )
+        return self.granted
+
+    def remedy(self) -> str:
+        """How to have the skipped files read: trust cwd (the flag and the setting, named)."""
+        from xcsh.coding.trust import remedy
+
+        return remedy(self.ctx.cwd, self.ctx.agent_dir)
 
 
 _scope: ContextVar[_Scope | None] = ContextVar("xcsh_discovery_scope", default=None)
@@ -217,7 +278,9 @@ def scoped(ctx: LoadContext) -> Iterator[None]:
             )
         if scope.foreign:
             logger.warning(
-                "skipped project files in directories other users control: %s", "; ".join(scope.foreign)
+                "skipped project files in directories other users control: %s%s",
+                "; ".join(scope.foreign),
+                f"; {scope.remedy()}" if scope.trust_would_help else "",
             )
 
 
@@ -244,8 +307,11 @@ def project_file_refused(ctx: LoadContext, path: Path) -> str | None:
     a directory another user controls), or None."""
     if leaves_project(ctx, path):
         return f"it links outside the project ({project_base(ctx, path)})"
-    reason = _Scope(ctx=ctx).foreign_reason(path)
-    return f"{reason}, not yours" if reason is not None else None
+    scope = _Scope(ctx=ctx)
+    reason = scope.foreign_reason(path)
+    if reason is None:
+        return None
+    return f"{reason}, not yours" + (f"; {scope.remedy()}" if scope.trust_would_help else "")
 
 
 def read_text(path: Path, level: Level = "user") -> str | None:
@@ -255,7 +321,8 @@ def read_text(path: Path, level: Level = "user") -> str | None:
     While :func:`scoped` is active, a ``project``-level file whose real path leaves the project
     (a symlink to ``~/.aws/credentials``), or that lies in a directory another user controls
     (:func:`xcsh.coding.private_fs.foreign_directory`: ``/tmp``, ``/``'s world-writable
-    children, another user's folder) is not read either and is named in the scope's warning;
+    children, another user's folder; unless the user trusted cwd: :meth:`_Scope.foreign_reason`)
+    is not read either and is named in the scope's warning;
     user-level files (the agent dir, ``~/.claude`` …) are the user's own choice and may link anywhere.
     """
     try:
@@ -297,59 +364,6 @@ def files_in(directory: Path, suffixes: tuple[str, ...]) -> list[Path]:
     except OSError:
         return []
     return [p for p in entries if not p.name.startswith(".") and p.name.endswith(suffixes) and p.is_file()]
-
-
-WALK_MAX_DEPTH = 8
-"""How many folder levels below its root a recursive discovery walk descends (``prompts/``)."""
-WALK_MAX_DIRS = 1000
-"""How many folders one recursive discovery walk visits at most."""
-
-
-def files_below(directory: Path, suffix: str) -> list[tuple[Path, str]]:
-    """Visible files ending in ``suffix`` below ``directory``, shallow ones first, with their
-    sub-directory as a ``a:b`` group name ("" at the top).
-
-    Symlinked folders are followed, but each folder (by device and inode) is visited once, at
-    most :data:`WALK_MAX_DEPTH` levels deep and :data:`WALK_MAX_DIRS` folders in all, so a link
-    loop or a huge tree in a repository cannot hang start-up."""
-    found: list[tuple[Path, str]] = []
-    seen: set[tuple[int, int]] = set()
-    visited = 0
-    level: list[tuple[Path, tuple[str, ...]]] = [(directory, ())]
-    while level and visited < WALK_MAX_DIRS:
-        next_level: list[tuple[Path, tuple[str, ...]]] = []
-        for folder, parts in level:
-            try:
-                info = folder.stat()
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) in seen or visited >= WALK_MAX_DIRS:
-                continue
-            seen.add((info.st_dev, info.st_ino))
-            visited += 1
-            names: list[str] = []
-            subdirs: list[str] = []
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.name.startswith("."):
-                            continue
-                        try:
-                            is_dir = entry.is_dir()
-                        except OSError:
-                            continue
-                        if is_dir:
-                            subdirs.append(entry.name)
-                        elif entry.name.endswith(suffix):
-                            names.append(entry.name)
-            except OSError:
-                continue
-            group = ":".join(parts)
-            found += [(folder / n, group) for n in sorted(names)]
-            if len(parts) < WALK_MAX_DEPTH:
-                next_level += [(folder / d, (*parts, d)) for d in sorted(subdirs)]
-        level = next_level
-    return found
 
 
 def source(provider: str, name: str, path: Path, level: Level) -> Source:

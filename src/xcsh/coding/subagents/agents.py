@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from xcsh.coding.discovery import Discovered, LoadContext, discover, ordered_providers, parse_front_matter
-from xcsh.coding.discovery.base import project_file_refused, read_text
+from xcsh.coding.discovery.base import UserTrust, project_file_refused, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -165,10 +165,12 @@ def load_agents(
     *,
     plugin_dirs: Sequence[Path] = (),
     known: Discovered | None = None,
+    trust: UserTrust | None = None,
 ) -> list[AgentDefinition]:
     """Discovered definitions (highest precedence first) then the bundled ones, one per name.
 
     ``plugin_dirs``: the ``--plugin-dir`` folders, whose ``agents/`` are searched too.
+    ``trust``: the user's trust of ``cwd`` (its definitions are read from folders other users control).
 
     ``known``: a discovery just made by the caller (the session's project context). Its agent
     folders are used when it was made for this same context with every provider asked — the
@@ -176,7 +178,7 @@ def load_agents(
     """
     found: dict[str, AgentDefinition] = {}
     try:
-        context = LoadContext.create(cwd, home, agent_dir, plugin_dirs)
+        context = LoadContext.create(cwd, home, agent_dir, plugin_dirs, trust)
         if known is not None and known.context == context and known.providers == _every_provider():
             dirs = known.agent_dirs
         else:

@@ -204,6 +204,7 @@ def create_task_tool(
     # where the session looked (its home and --plugin-dir folders), so every walk sees the same places
     home = session_discovery.context.home if session_discovery is not None else Path.home()
     plugin_dirs = session_discovery.context.plugin_dirs if session_discovery is not None else ()
+    trust = session_discovery.context.trust if session_discovery is not None else None
 
     def load(known: Discovered | None = None) -> list[AgentDefinition]:
         if loader is not None:
@@ -216,6 +217,7 @@ def create_task_tool(
             [str(d) for d in disabled],
             plugin_dirs=plugin_dirs,
             known=known,
+            trust=trust,
         )
 
     # the definitions the tool's schema lists: from the session's own discovery when it was made for

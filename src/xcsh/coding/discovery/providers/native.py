@@ -13,7 +13,6 @@ from xcsh.coding.discovery.base import (
     ancestors,
     command_files,
     context_file,
-    files_below,
     non_empty_dir,
     read_text,
     rule_files,
@@ -22,6 +21,7 @@ from xcsh.coding.discovery.base import (
     system_prompt_file,
 )
 from xcsh.coding.discovery.providers.base import Provider
+from xcsh.coding.discovery.walk import files_below
 
 PROJECT_DIR = ".xcsh"
 # the agent dir also accepts the cross-agent names xcsh read before XCSH.md existed
