@@ -276,7 +276,7 @@ async def _unless_stuck(tool: AgentTool, start: Callable[[], Awaitable[Any]], ct
             await _until_done_or(task, ctx.sleep(ABANDON_AFTER_S))
         if not task.done():
             changing = not gate.close()
-            if changing:  # its files are being replaced: a rename takes no time unless the disk hangs
+            if changing:  # it is writing its files: that takes no time unless the disk hangs
                 await _until_done_or(task, ctx.sleep(ABANDON_AFTER_S))
     except asyncio.CancelledError:
         gate.close()
@@ -296,7 +296,7 @@ async def _unless_stuck(tool: AgentTool, start: Callable[[], Awaitable[Any]], ct
             f"Aborted: {tool.name} did not finish within {ABANDON_AFTER_S:g} s of the abort and was abandoned"
         )
         if changing:
-            raise RuntimeError(f"{text} while it was replacing files: some of them may have changed.")
+            raise RuntimeError(f"{text} while it was writing its files: some of them may have changed.")
         raise RuntimeError(f"{text}.")
     try:
         return await task

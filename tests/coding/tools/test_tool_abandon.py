@@ -34,12 +34,14 @@ from xcsh.testing.fake_llm import FakeLLM
 
 
 class SlowDisk:
-    """Holds the thread that stages a file in ``folder`` at audit event ``event`` (``open`` of
-    the staged file, or ``os.rename``: the commit) until :meth:`go_on`."""
+    """Holds the thread that reaches audit event ``event`` (``open``, or ``os.rename``: a commit)
+    for a file in ``folder`` whose name ends with ``suffix`` (default: a staged file) until
+    :meth:`go_on`."""
 
-    def __init__(self, folder: Path, event: str) -> None:
+    def __init__(self, folder: Path, event: str, suffix: str = ".xcsh-tmp") -> None:
         self.folder = str(folder)
         self.event = event
+        self.suffix = suffix
         self.loop = asyncio.get_running_loop()
         self.reached = asyncio.Event()
         self.release = threading.Event()
@@ -47,7 +49,7 @@ class SlowDisk:
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event != self.event or not args or not isinstance(args[0], str):
             return
-        if os.path.dirname(args[0]) == self.folder and args[0].endswith(".xcsh-tmp"):
+        if os.path.dirname(args[0]) == self.folder and args[0].endswith(self.suffix):
             self.loop.call_soon_threadsafe(self.reached.set)
             self.release.wait(30)
 
@@ -127,6 +129,23 @@ async def test_a_write_abandoned_after_an_abort_leaves_the_file_as_it_was_when_i
     assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]  # nothing staged left behind
 
 
+async def test_an_edit_of_a_file_written_in_place_abandoned_after_an_abort_leaves_it_as_it_was(
+    fake_llm: FakeLLM, tmp_path: Path, executor: ThreadPoolExecutor
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("old\n")
+    os.link(work / "notes.txt", tmp_path / "other-name.txt")  # two names: written in place, not replaced
+    disk = SlowDisk(work, "open", suffix="/notes.txt")  # held while the edit reads the file
+    call = ("edit", {"edits": [{"path": "notes.txt", "old_text": "old", "new_text": "new"}]})
+    [end] = await _run_and_abort(fake_llm, work, disk, call, _no_grace)
+    assert end["isError"] is True and end["result"]["content"][0]["text"].endswith("was abandoned.")
+    async with asyncio.timeout(30):
+        await asyncio.wrap_future(executor.submit(lambda: None))
+    assert (work / "notes.txt").read_text() == "old\n" == (tmp_path / "other-name.txt").read_text()
+    assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
+
+
 async def test_a_write_already_committing_when_abandoned_gets_longer_and_reports_its_real_result(
     fake_llm: FakeLLM, tmp_path: Path, executor: ThreadPoolExecutor
 ) -> None:
@@ -165,7 +184,7 @@ async def test_a_write_still_committing_after_the_second_grace_is_reported_as_ma
     )
     assert end["isError"] is True
     assert end["result"]["content"][0]["text"].endswith(
-        "was abandoned while it was replacing files: some of them may have changed."
+        "was abandoned while it was writing its files: some of them may have changed."
     )
     async with asyncio.timeout(30):
         await asyncio.wrap_future(executor.submit(lambda: None))
