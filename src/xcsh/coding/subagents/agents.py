@@ -7,12 +7,17 @@ more patterns), ``thinkingLevel``/``thinking-level``; the body is the agent's
 system prompt addition. Discovered folders come highest precedence first (project
 before user), and the first definition of a name wins over later ones and over
 the bundled one. ``task.disabledAgents`` hides agents by name.
+
+A project's definition may choose its model and thinking level only in a project the user
+trusted by name (:class:`ProjectModels`), as the project's ``config.yml`` may set
+``task.agentModelOverrides`` only then (docs/decisions.md, "Model settings of a project").
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -153,6 +158,12 @@ def parse_agent(text: str, source: AgentSource, path: str | None = None) -> Agen
     )
 
 
+def usable_models(patterns: Sequence[str]) -> list[str]:
+    """The ``model`` patterns a child can use: ``provider/id`` ones (another agent's bare
+    ``sonnet`` or the reference's ``pi/…`` roles name nothing here)."""
+    return [p for p in patterns if "/" in p and not p.startswith("pi/")]
+
+
 def _every_provider() -> list[str]:
     return [p.id for p in ordered_providers()]
 
@@ -206,3 +217,52 @@ def load_agents(
         found.setdefault(definition.name, definition)
     blocked = set(disabled or [])
     return [d for d in found.values() if d.name not in blocked]
+
+
+class ProjectModels:
+    """Whether project definitions may choose their model and thinking level, and the
+    definitions that asked when they may not (warned about once each, on stderr).
+
+    ``trusted`` is asked once, when a project definition first sets either; untrusted, the
+    definition keeps everything else and runs on the parent's model and level.
+    """
+
+    def __init__(self, trusted: Callable[[], bool], how_to_trust: str) -> None:
+        self._trusted = trusted
+        self._answer: bool | None = None
+        self._how = how_to_trust
+        self._warned: set[str] = set()
+
+    def apply(self, definitions: list[AgentDefinition]) -> list[AgentDefinition]:
+        """``definitions`` with a project definition's ``model`` and thinking level dropped
+        unless the project is trusted."""
+        kept: list[AgentDefinition] = []
+        for definition in definitions:
+            if definition.source == "project" and (
+                usable_models(definition.models) or definition.thinking_level
+            ):
+                if self._answer is None:
+                    self._answer = self._trusted()
+                if not self._answer:
+                    self._warn(definition)
+                    definition = msgspec.structs.replace(definition, models=(), thinking_level=None)
+            kept.append(definition)
+        return kept
+
+    def _warn(self, definition: AgentDefinition) -> None:
+        where = definition.path or definition.name
+        if where in self._warned:
+            return
+        self._warned.add(where)
+        fields = ", ".join(
+            name
+            for name, value in (
+                ("model", usable_models(definition.models)),
+                ("thinkingLevel", definition.thinking_level),
+            )
+            if value
+        )
+        sys.stderr.write(
+            f"xcsh: ignored {fields} of project agent {definition.name} ({where}): not a trusted "
+            f"project; it runs on the session's model. {self._how}\n"
+        )

@@ -30,7 +30,7 @@ from xcsh.coding.models import ModelResolutionError
 from xcsh.coding.session import AgentSession
 from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.sessions.store import SessionStore
-from xcsh.coding.subagents.agents import AgentDefinition
+from xcsh.coding.subagents.agents import AgentDefinition, usable_models
 from xcsh.coding.tools import DEFAULT_TOOL_NAMES, create_coding_tools
 from xcsh.coding.tools.kernel import PythonKernel
 from xcsh.coding.tools.python import create_python_tool
@@ -100,7 +100,7 @@ def _model(spec: ChildSpec) -> Model:
     overrides = parent.settings.get("task.agentModelOverrides") or {}
     wanted = overrides.get(spec.definition.name) if isinstance(overrides, dict) else None
     patterns = [wanted] if isinstance(wanted, str) else []
-    patterns += [p for p in spec.definition.models if "/" in p and not p.startswith("pi/")]
+    patterns += usable_models(spec.definition.models)
     for pattern in patterns:
         try:
             model, _ = parent.registry.resolve(pattern)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.patterns import LazyPattern
-from xcsh.coding.subagents.agents import AgentDefinition, load_agents
+from xcsh.coding.subagents.agents import AgentDefinition, ProjectModels, load_agents
 from xcsh.coding.tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -191,13 +191,34 @@ _DESCRIPTION = (
 )
 
 
+def project_models(parent: AgentSession, grant: bool) -> ProjectModels:
+    """The policy on project definitions' models for ``parent``'s project: trusted by name
+    (``--trust`` on this run — ``grant`` —, ``trust.projects``, or a stored, unchanged trust)."""
+    from xcsh.coding import trust
+
+    agent_dir = parent.config.agent_dir
+
+    def trusted() -> bool:
+        listed = parent.settings.get_user(trust.PROJECTS_SETTING) or []
+        dirs = [str(d) for d in listed] if isinstance(listed, list) else []
+        return trust.named_by_user(parent.cwd, agent_dir, grant=grant, trusted_dirs=dirs)
+
+    how = f"To allow it, run with --trust or add {parent.cwd} to {trust.PROJECTS_SETTING} in {agent_dir / 'config.yml'}"
+    return ProjectModels(trusted, how)
+
+
 def create_task_tool(
     parent: AgentSession,
     depth: int = 0,
     current: AgentDefinition | None = None,
     loader: AgentLoader | None = None,
+    *,
+    models: ProjectModels | None = None,
 ) -> AgentTool:
-    """The ``task`` tool of ``parent`` at nesting ``depth`` (0 = the top session)."""
+    """The ``task`` tool of ``parent`` at nesting ``depth`` (0 = the top session).
+
+    ``models``: whether project definitions may choose their model (default: only when the
+    user trusted the project by name, :func:`project_models`); nested tools share it."""
 
     project = parent.config.project
     session_discovery = project.discovered if project is not None else None
@@ -206,11 +227,13 @@ def create_task_tool(
     plugin_dirs = session_discovery.context.plugin_dirs if session_discovery is not None else ()
     trust = session_discovery.context.trust if session_discovery is not None else None
 
+    policy = models if models is not None else project_models(parent, grant=trust is not None and trust.grant)
+
     def load(known: Discovered | None = None) -> list[AgentDefinition]:
         if loader is not None:
-            return loader()
+            return policy.apply(loader())
         disabled = parent.settings.get("task.disabledAgents") or []
-        return load_agents(
+        found = load_agents(
             parent.cwd,
             home,
             parent.config.agent_dir,
@@ -219,13 +242,14 @@ def create_task_tool(
             known=known,
             trust=trust,
         )
+        return policy.apply(found)
 
     # the definitions the tool's schema lists: from the session's own discovery when it was made for
     # the same context (load_agents checks); every call walks again, as files may have changed since
     listed = load(session_discovery)
 
     def nested(session: AgentSession, definition: AgentDefinition, child_depth: int) -> AgentTool:
-        return create_task_tool(session, child_depth, definition, loader)
+        return create_task_tool(session, child_depth, definition, loader, models=policy)
 
     async def execute(
         tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate
