@@ -88,7 +88,9 @@ def _convert_history(
             dev_role = "developer" if flags["supportsDeveloperRole"] else "user"
             out.append({"role": dev_role, "content": _user_content(message["content"], model)})
         elif role == "assistant":
-            out.append(_assistant(cast(AssistantMessage, message)))
+            entry = _assistant(cast(AssistantMessage, message))
+            if entry is not None:
+                out.append(entry)
         elif role == "toolResult":
             result = cast(ToolResultMessage, message)
             text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
@@ -114,7 +116,11 @@ def _starts_turn(message: Message) -> bool:
 _HISTORY: PrefixCache[Message, dict[str, Any]] = PrefixCache(_convert_history, _starts_turn)
 
 
-def _assistant(message: AssistantMessage) -> dict[str, Any]:
+def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
+    """The message's wire form; None for an answer with neither text nor tool calls (thinking
+    only, or cut off while thinking): servers refuse an assistant message with ``content: null``
+    and no ``tool_calls``, and it would stay in every later request (docs/decisions.md,
+    "Chat Completions: an answer without text or tool calls is not sent")."""
     texts = [b["text"] for b in message["content"] if b["type"] == "text" and b["text"]]
     calls = [
         {
@@ -125,6 +131,8 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
         for b in message["content"]
         if b["type"] == "toolCall"
     ]
+    if not texts and not calls:
+        return None
     entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         entry["tool_calls"] = calls
