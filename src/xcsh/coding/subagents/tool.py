@@ -194,16 +194,16 @@ _DESCRIPTION = (
 def project_models(parent: AgentSession, grant: bool) -> ProjectModels:
     """The policy on project definitions' models for ``parent``'s project: trusted by name
     (``--trust`` on this run — ``grant`` —, ``trust.projects``, or a stored, unchanged trust)."""
-    from xcsh.coding import trust
-
     agent_dir = parent.config.agent_dir
 
     def trusted() -> bool:
+        from xcsh.coding import trust  # only once a project definition sets a model or level
+
         listed = parent.settings.get_user(trust.PROJECTS_SETTING) or []
         dirs = [str(d) for d in listed] if isinstance(listed, list) else []
         return trust.named_by_user(parent.cwd, agent_dir, grant=grant, trusted_dirs=dirs)
 
-    how = f"To allow it, run with --trust or add {parent.cwd} to {trust.PROJECTS_SETTING} in {agent_dir / 'config.yml'}"
+    how = f"To allow it, run with --trust or add {parent.cwd} to trust.projects in {agent_dir / 'config.yml'}"
     return ProjectModels(trusted, how)
 
 
