@@ -197,23 +197,6 @@ async def test_context_files_system_md_skills_and_commands_linking_out_of_the_re
     assert "SYSTEM.md" in stderr and "SECRET-FROM-OUTSIDE" not in stderr
 
 
-async def test_started_in_home_xcsh_works_in_a_private_folder_never_the_shared_tmp(
-    workspace: Workspace, tmp_path: Path
-) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    workspace.env["HOME"] = str(home)
-    client = await _start(workspace, cwd=home)
-    try:
-        prompt = (await asyncio.wait_for(client.get_state(), 60))["systemPrompt"]
-    finally:
-        stderr = await _stderr_after_close(client)
-    private = home / ".xcsh" / "tmp"
-    assert f"Current working directory: {private}" in prompt
-    assert private.stat().st_mode & 0o777 == 0o700
-    assert f"working in {private}" in stderr
-
-
 async def test_project_files_in_a_folder_every_user_can_write_are_skipped_with_a_notice(
     workspace: Workspace, tmp_path: Path
 ) -> None:

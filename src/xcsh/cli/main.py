@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     if mode == "rpc" and args.file_args:
         sys.stderr.write("Error: @file arguments are not supported in RPC mode\n")
         return 1
-    cwd = _working_dir(args.allow_home)
+    from xcsh.cli.workdir import working_dir
+
+    cwd = working_dir(args, note)
     if mode == "rpc":
         # the session is built right away: its git snapshot runs on another core meanwhile
         from xcsh.coding.environment import start_git_snapshot
@@ -181,38 +183,6 @@ def _model_roles(args: CliArgs) -> dict[str, str]:
         if value:
             roles[role] = value
     return roles
-
-
-def _working_dir(allow_home: bool) -> Path:
-    """The session's cwd. Started in the home directory, the reference moves to a temp dir
-    unless ``--allow-home`` is given; we move to ``~/tmp`` when it is the user's own folder, else
-    to ``~/.xcsh/tmp`` (created ``0700``), never to a shared ``/tmp`` whose files other users
-    place (docs/decisions.md, "Started in the home directory")."""
-    cwd = Path.cwd()
-    if allow_home:
-        return cwd
-    try:
-        home = Path.home()
-        if cwd.resolve() != home.resolve():
-            return cwd
-    except (OSError, RuntimeError):
-        return cwd
-    from xcsh.coding.private_fs import foreign_directory, make_private_dirs
-
-    own_tmp = home / "tmp"
-    if own_tmp.is_dir() and foreign_directory(own_tmp) is None and own_tmp.resolve() != cwd.resolve():
-        candidate = own_tmp
-    else:
-        candidate = home / ".xcsh" / "tmp"
-        try:
-            make_private_dirs(candidate)
-        except OSError as exc:
-            note(f"started in the home directory; cannot create {candidate} ({exc.strerror}): staying")
-            return cwd
-        if foreign_directory(candidate) is not None:
-            return cwd
-    note(f"started in the home directory; working in {candidate} (--allow-home to stay)")
-    return candidate
 
 
 def _export(source: str, output: str | None) -> int:

@@ -45,6 +45,17 @@ def agent_dir(env: Mapping[str, str] | None = None) -> Path:
     return config_root(values) / "agent"
 
 
+def work_tmp_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The private folder xcsh works in when started in the home directory without a ``~/tmp``
+    of the user's own: ``<config root>/tmp`` (``~/.xcsh/tmp``), or ``<agent dir>/tmp`` when
+    ``$PI_CODING_AGENT_DIR`` moves the agent dir (its parent may be any folder, even a shared
+    one; the agent dir is the one place the user gave xcsh)."""
+    values = _env(env)
+    if values.get("PI_CODING_AGENT_DIR"):
+        return agent_dir(values) / "tmp"
+    return config_root(values) / "tmp"
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Base of the data directories (sessions, blobs): the agent dir, or ``$XDG_DATA_HOME/xcsh``.
 

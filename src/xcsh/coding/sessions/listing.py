@@ -46,6 +46,13 @@ def _read_header(path: Path) -> dict[str, object] | None:
     return header if is_valid_header(header) else None
 
 
+def session_header_cwd(path: Path) -> str | None:
+    """The ``cwd`` a session file's header names (None: no session there, or no ``cwd``)."""
+    header = _read_header(path)
+    cwd = header.get("cwd") if header is not None else None
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
 def _session_files(directory: Path, *, projects: bool = False) -> list[Path]:
     """The session files directly in ``directory``; with ``projects``, ``directory`` is the
     sessions root and the files are those of its project folders (``<root>/*/*.jsonl``).
