@@ -6,13 +6,14 @@ built, and the next request's recorded body is checked.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ai import providers_helpers
-from ai.providers_helpers import model_from, run_stream, sent_body, user
-from xcsh.ai.types import AssistantMessage, Message, Model
+from ai.providers_helpers import TOOLS, assistant_message, model_from, run_stream, sent_body, user
+from xcsh.ai.types import AssistantMessage, Context, Message, Model
 from xcsh.testing.fake_llm import FakeLLM
-from xcsh.testing.script import thinking
+from xcsh.testing.script import Reply, ToolCallSpec, garbage, thinking
 
 fake = providers_helpers.fake
 
@@ -35,7 +36,7 @@ def make_model(fake: FakeLLM, **overrides: Any) -> Model:
 
 async def answer(fake: FakeLLM, model: Model, messages: list[Message]) -> AssistantMessage:
     """The answer the provider builds from the next scripted step."""
-    _, message = await run_stream(model, {"messages": messages})
+    _, message = await run_stream(model, {"messages": messages, "tools": TOOLS})
     assert message["stopReason"] in ("stop", "toolUse", "length"), message.get("errorMessage")
     return message
 
@@ -55,3 +56,103 @@ async def test_an_answer_of_thinking_only_is_not_replayed_as_an_assistant_withou
     body = await sent_body(fake, model, {"messages": [user("hi"), first, user("and?")]})
     assert assistants(body) == []
     assert body["messages"] == [{"role": "user", "content": "hi"}, {"role": "user", "content": "and?"}]
+
+
+# ---- D1: reasoning sent back with tool calls ------------------------------------------------
+def read_result(call_id: str) -> Message:
+    return providers_helpers.tool_result(call_id, [{"type": "text", "text": "contents of a"}])
+
+
+def thinking_then_read(call_id: str) -> Reply:
+    return Reply(
+        thinking=["I should ", "read a."],
+        tool_calls=[ToolCallSpec(call_id, "read", json.dumps({"path": "a"}))],
+    )
+
+
+async def test_deepseek_thinking_goes_back_as_reasoning_content_with_the_tool_calls_it_led_to(
+    fake: FakeLLM,
+) -> None:
+    model = make_model(fake, provider="deepseek", id="deepseek-reasoner")
+    fake.script(thinking_then_read("call_00_abc"))
+    first = await answer(fake, model, [user("read a")])
+    context: Context = {"messages": [user("read a"), first, read_result("call_00_abc")], "tools": TOOLS}
+    body = await sent_body(fake, model, context)
+    [sent] = assistants(body)
+    assert sent["reasoning_content"] == "I should read a."
+    assert [c["id"] for c in sent["tool_calls"]] == ["call_00_abc"]
+
+
+async def test_deepseek_tool_calls_of_another_model_carry_a_placeholder_reasoning(fake: FakeLLM) -> None:
+    model = make_model(fake, provider="deepseek", id="deepseek-reasoner")
+    call = {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": {"path": "a"}}
+    claude = assistant_message(
+        [{"type": "thinking", "thinking": "Claude's own", "thinkingSignature": "sig"}, call],
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude-x",
+    )
+    context: Context = {"messages": [user("read a"), claude, read_result("toolu_1")], "tools": TOOLS}
+    [sent] = assistants(await sent_body(fake, model, context))
+    assert sent["reasoning_content"] == "."
+    assert sent["content"] == "Claude's own"  # another model's thinking is text, as before
+
+
+async def test_other_servers_get_no_reasoning_field_back(fake: FakeLLM) -> None:
+    """Groq and Cerebras refuse ``reasoning_content`` on an assistant message."""
+    model = make_model(fake, provider="groq", id="openai/gpt-oss-120b")
+    fake.script(thinking_then_read("call_1"))
+    first = await answer(fake, model, [user("read a")])
+    context: Context = {"messages": [user("read a"), first, read_result("call_1")], "tools": TOOLS}
+    [sent] = assistants(await sent_body(fake, model, context))
+    assert set(sent) == {"role", "content", "tool_calls"}
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    body = {"id": "gen-1", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+ENCRYPTED = {
+    "type": "reasoning.encrypted",
+    "id": "tool_read_abc",
+    "data": "CiQBSIGNATURE",
+    "format": "google-gemini-v1",
+    "index": 0,
+}
+
+
+async def test_openrouter_encrypted_reasoning_details_go_back_with_their_tool_call(fake: FakeLLM) -> None:
+    model = make_model(fake, provider="openrouter", id="google/gemini-3.1-pro-preview")
+    text_detail = {"type": "reasoning.text", "text": "Thinking...", "format": "google-gemini-v1", "index": 0}
+    call = {
+        "index": 0,
+        "id": "tool_read_abc",
+        "type": "function",
+        "function": {"name": "read", "arguments": '{"path": "a"}'},
+    }
+    fake.script(
+        garbage(
+            chunk(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning": "Thinking...",
+                    "reasoning_details": [text_detail],
+                }
+            )
+            + chunk({"tool_calls": [call], "reasoning_details": [ENCRYPTED]})
+            + chunk({}, "tool_calls")
+            + b"data: [DONE]\n\n"
+        )
+    )
+    first = await answer(fake, model, [user("read a")])
+    context: Context = {"messages": [user("read a"), first, read_result("tool_read_abc")], "tools": TOOLS}
+    [sent] = assistants(await sent_body(fake, model, context))
+    assert sent["reasoning_details"] == [ENCRYPTED]
+    assert [c["id"] for c in sent["tool_calls"]] == ["tool_read_abc"]
+    assert "reasoning" not in sent and "reasoning_content" not in sent
+
+    other = make_model(fake, provider="openrouter", id="openai/gpt-5.4")
+    [sent] = assistants(await sent_body(fake, other, context))
+    assert "reasoning_details" not in sent  # a signature is only the model's that made it

@@ -263,6 +263,13 @@ class MessageBuilder:
             }
         )
 
+    def sign_tool_calls(self, signatures: dict[str, str]) -> None:
+        """Set the ``thoughtSignature`` of each tool call whose id ``signatures`` maps (a signature
+        some wires send apart from the call, after it or before it)."""
+        for block in self._content():
+            if block["type"] == "toolCall" and block["id"] in signatures:
+                block["thoughtSignature"] = signatures[block["id"]]
+
     def has_open_tool_call(self) -> bool:
         return self._current("toolCall") is not None
 

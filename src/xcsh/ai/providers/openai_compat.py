@@ -11,7 +11,10 @@ the provider name and base URL. Keys (reference names):
 - ``supportsToolChoice``: whether a forced tool choice may be sent;
 - ``toolCallIdFormat``: ``default`` (sanitised, ≤ 40 chars) | ``mistral`` (9 alphanumerics);
 - ``supportsStore``: send ``store: false``;
-- ``constrainedToolCalls``: tools via JSON-schema constrained output (small local models).
+- ``constrainedToolCalls``: tools via JSON-schema constrained output (small local models);
+- ``requiresReasoningContentForToolCalls`` / ``reasoningContentField``: a reasoning model's answer
+  with tool calls sends its thinking back in that field (DeepSeek's thinking mode refuses the
+  next request otherwise); off by default, since Groq and Cerebras refuse the field.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ _DEFAULTS: dict[str, Any] = {
     "toolCallIdFormat": "default",
     "supportsStore": False,
     "constrainedToolCalls": False,
+    "requiresReasoningContentForToolCalls": False,
+    "reasoningContentField": "reasoning_content",
 }
 
 # (needle in provider name or base URL, overrides)
@@ -44,7 +49,7 @@ _DETECTED: list[tuple[str, dict[str, Any]]] = [
     ("api.x.ai", {"supportsReasoningEffort": False}),
     ("xai", {"supportsReasoningEffort": False}),
     ("groq", {}),
-    ("deepseek", {"supportsReasoningEffort": False}),
+    ("deepseek", {"supportsReasoningEffort": False, "requiresReasoningContentForToolCalls": True}),
     ("mistral", {"toolCallIdFormat": "mistral", "supportsReasoningEffort": False}),
     ("cerebras", {"maxTokensField": "max_completion_tokens"}),
     ("z.ai", {"thinkingFormat": "zai", "supportsReasoningEffort": False}),

@@ -15,7 +15,16 @@ from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.tool_defs import ToolDefinitions
 from xcsh.ai.transform import transform_messages
 from xcsh.ai.transport import open_stream
-from xcsh.ai.types import AssistantMessage, Context, Message, Model, StopReason, Tool, ToolResultMessage
+from xcsh.ai.types import (
+    AssistantMessage,
+    Context,
+    Message,
+    Model,
+    StopReason,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+)
 from xcsh.ai.wire_shape import count, label, obj, objects, text, wrong
 
 _FINISH: dict[str, StopReason] = {
@@ -63,6 +72,8 @@ def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> l
         "image" in model["input"],
         bool(flags["supportsDeveloperRole"]),
         flags.get("toolCallIdFormat"),
+        flags.get("requiresReasoningContentForToolCalls") and model["reasoning"],
+        flags.get("reasoningContentField"),
     )
     out.extend(_HISTORY(context["messages"], key, (model, flags)))
     return out
@@ -88,7 +99,7 @@ def _convert_history(
             dev_role = "developer" if flags["supportsDeveloperRole"] else "user"
             out.append({"role": dev_role, "content": _user_content(message["content"], model)})
         elif role == "assistant":
-            entry = _assistant(cast(AssistantMessage, message))
+            entry = _assistant(cast(AssistantMessage, message), model, flags)
             if entry is not None:
                 out.append(entry)
         elif role == "toolResult":
@@ -116,27 +127,52 @@ def _starts_turn(message: Message) -> bool:
 _HISTORY: PrefixCache[Message, dict[str, Any]] = PrefixCache(_convert_history, _starts_turn)
 
 
-def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
+def _assistant(message: AssistantMessage, model: Model, flags: dict[str, Any]) -> dict[str, Any] | None:
     """The message's wire form; None for an answer with neither text nor tool calls (thinking
     only, or cut off while thinking): servers refuse an assistant message with ``content: null``
     and no ``tool_calls``, and it would stay in every later request (docs/decisions.md,
-    "Chat Completions: an answer without text or tool calls is not sent")."""
+    "Chat Completions: an answer without text or tool calls is not sent").
+
+    An answer with tool calls carries its reasoning back where the server needs it: the calls'
+    OpenRouter ``reasoning_details`` (Gemini's thought signatures) always, and the thinking as
+    ``reasoning_content`` when the server requires it (DeepSeek's thinking mode; docs/decisions.md,
+    "Chat Completions: reasoning goes back with tool calls").
+    """
     texts = [b["text"] for b in message["content"] if b["type"] == "text" and b["text"]]
-    calls = [
+    tool_calls = [b for b in message["content"] if b["type"] == "toolCall"]
+    if not texts and not tool_calls:
+        return None
+    entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if not tool_calls:
+        return entry
+    if flags.get("requiresReasoningContentForToolCalls") and model["reasoning"]:
+        # thinking of this model only: transform_messages made another model's thinking text
+        thoughts = [b["thinking"] for b in message["content"] if b["type"] == "thinking"]
+        entry[flags.get("reasoningContentField") or "reasoning_content"] = "\n".join(thoughts) or "."
+    entry["tool_calls"] = [
         {
             "id": b["id"],
             "type": "function",
             "function": {"name": b["name"], "arguments": json.dumps(b["arguments"], ensure_ascii=False)},
         }
-        for b in message["content"]
-        if b["type"] == "toolCall"
+        for b in tool_calls
     ]
-    if not texts and not calls:
-        return None
-    entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
-    if calls:
-        entry["tool_calls"] = calls
+    details = [d for d in map(_reasoning_detail, tool_calls) if d is not None]
+    if details:
+        entry["reasoning_details"] = details
     return entry
+
+
+def _reasoning_detail(call: ToolCall) -> dict[str, Any] | None:
+    """The OpenRouter ``reasoning_details`` entry kept with ``call`` (see :func:`_keep_signatures`)."""
+    signature = call.get("thoughtSignature")
+    if not signature:
+        return None
+    try:
+        detail = json.loads(signature)
+    except ValueError:
+        return None
+    return detail if isinstance(detail, dict) else None
 
 
 def _tool(tool: Tool) -> dict[str, Any]:
@@ -224,6 +260,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     finish: str | None = None
     current_index: int | None = None
     current_id: str | None = None
+    signatures: dict[str, str] = {}  # tool call id -> its encrypted OpenRouter reasoning detail
     response.handed_over = builder.taken  # the rest of the body is read once the agent has the answer
     async with response as chunks:
         async for chunk in chunks:
@@ -245,6 +282,9 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                 if delta is not None:
                     if type(delta) is not dict:
                         raise wrong("choices[].delta", delta, "an object")
+                    details = delta.get("reasoning_details")
+                    if details:
+                        _keep_signatures(details, signatures)
                     reasoning = _reasoning_text(delta)
                     if reasoning:
                         builder.thinking(reasoning)
@@ -278,6 +318,8 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                 if reason:
                     finish = reason if type(reason) is str else label(reason, "choices[].finish_reason")
         # the message ends before leaving the block, which then reads the rest of the body
+        if signatures:
+            builder.sign_tool_calls(signatures)
         if finish is not None:
             mapped = _FINISH.get(finish)
             if mapped is None:
@@ -286,6 +328,17 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                 builder.finish(mapped)
     if finish is None:
         raise ConnectionError("Connection error: stream ended before the response was complete")
+
+
+def _keep_signatures(details: Any, signatures: dict[str, str]) -> None:
+    """Keep each encrypted ``reasoning_details`` entry (OpenRouter; for Gemini it holds the thought
+    signature the next request must carry) under the id of the tool call it belongs to."""
+    for detail in objects(details, "delta.reasoning_details"):
+        if type(detail) is not dict or detail.get("type") != "reasoning.encrypted":
+            continue
+        call_id, data = detail.get("id"), detail.get("data")
+        if type(call_id) is str and call_id and type(data) is str and data:
+            signatures[call_id] = json.dumps(detail, ensure_ascii=False)
 
 
 def _reasoning_text(delta: dict[str, Any]) -> str | None:
