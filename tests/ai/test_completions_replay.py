@@ -156,3 +156,44 @@ async def test_openrouter_encrypted_reasoning_details_go_back_with_their_tool_ca
     other = make_model(fake, provider="openrouter", id="openai/gpt-5.4")
     [sent] = assistants(await sent_body(fake, other, context))
     assert "reasoning_details" not in sent  # a signature is only the model's that made it
+
+
+# ---- D2: Mistral ----------------------------------------------------------------------------
+def mistral(fake: FakeLLM, **overrides: Any) -> Model:
+    return make_model(fake, provider="mistral", id="mistral-large-latest", reasoning=False, **overrides)
+
+
+def roles(body: Any) -> list[str]:
+    return [m["role"] for m in body["messages"]]
+
+
+async def test_mistral_gets_no_stream_options(fake: FakeLLM) -> None:
+    body = await sent_body(fake, mistral(fake), {"messages": [user("hi")]})
+    assert "stream_options" not in body
+
+
+async def test_mistral_gets_an_assistant_message_between_a_tool_result_and_the_next_user_message(
+    fake: FakeLLM,
+) -> None:
+    model = mistral(fake)
+    fake.script(Reply(tool_calls=[ToolCallSpec("abcDEF123", "read", json.dumps({"path": "a"}))]))
+    first = await answer(fake, model, [user("read a")])
+    history = [user("read a"), first, read_result("abcDEF123"), user("now something else")]
+    body = await sent_body(fake, model, {"messages": history, "tools": TOOLS})
+    assert roles(body) == ["user", "assistant", "tool", "assistant", "user"]
+    bridge = body["messages"][3]
+    assert bridge["content"] and "tool_calls" not in bridge
+    # the same history for a server that accepts tool then user is sent as it is
+    body = await sent_body(fake, make_model(fake), {"messages": history, "tools": TOOLS})
+    assert roles(body) == ["user", "assistant", "tool", "user"]
+
+
+async def test_mistral_gets_an_assistant_message_before_a_tool_results_images(fake: FakeLLM) -> None:
+    model = mistral(fake, input=["text", "image"])
+    fake.script(Reply(tool_calls=[ToolCallSpec("abcDEF123", "read", json.dumps({"path": "a.png"}))]))
+    first = await answer(fake, model, [user("look at a.png")])
+    image = {"type": "image", "data": providers_helpers.PNG, "mimeType": "image/png"}
+    result = providers_helpers.tool_result("abcDEF123", [{"type": "text", "text": "Read image"}, image])
+    body = await sent_body(fake, model, {"messages": [user("look at a.png"), first, result], "tools": TOOLS})
+    assert roles(body) == ["user", "assistant", "tool", "assistant", "user"]
+    assert body["messages"][-1]["content"][1]["type"] == "image_url"

@@ -14,7 +14,9 @@ the provider name and base URL. Keys (reference names):
 - ``constrainedToolCalls``: tools via JSON-schema constrained output (small local models);
 - ``requiresReasoningContentForToolCalls`` / ``reasoningContentField``: a reasoning model's answer
   with tool calls sends its thinking back in that field (DeepSeek's thinking mode refuses the
-  next request otherwise); off by default, since Groq and Cerebras refuse the field.
+  next request otherwise); off by default, since Groq and Cerebras refuse the field;
+- ``requiresAssistantAfterToolResult``: a short assistant message goes between a tool result and
+  a following user message (Mistral refuses ``tool`` then ``user``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ _DEFAULTS: dict[str, Any] = {
     "constrainedToolCalls": False,
     "requiresReasoningContentForToolCalls": False,
     "reasoningContentField": "reasoning_content",
+    "requiresAssistantAfterToolResult": False,
 }
 
 # (needle in provider name or base URL, overrides)
@@ -50,7 +53,15 @@ _DETECTED: list[tuple[str, dict[str, Any]]] = [
     ("xai", {"supportsReasoningEffort": False}),
     ("groq", {}),
     ("deepseek", {"supportsReasoningEffort": False, "requiresReasoningContentForToolCalls": True}),
-    ("mistral", {"toolCallIdFormat": "mistral", "supportsReasoningEffort": False}),
+    (
+        "mistral",
+        {
+            "toolCallIdFormat": "mistral",
+            "supportsReasoningEffort": False,
+            "supportsUsageInStreaming": False,
+            "requiresAssistantAfterToolResult": True,
+        },
+    ),
     ("cerebras", {"maxTokensField": "max_completion_tokens"}),
     ("z.ai", {"thinkingFormat": "zai", "supportsReasoningEffort": False}),
     ("zai", {"thinkingFormat": "zai", "supportsReasoningEffort": False}),

@@ -74,6 +74,7 @@ def convert_messages(model: Model, context: Context, flags: dict[str, Any]) -> l
         flags.get("toolCallIdFormat"),
         flags.get("requiresReasoningContentForToolCalls") and model["reasoning"],
         flags.get("reasoningContentField"),
+        bool(flags.get("requiresAssistantAfterToolResult")),
     )
     out.extend(_HISTORY(context["messages"], key, (model, flags)))
     return out
@@ -84,24 +85,29 @@ def _convert_history(
 ) -> list[dict[str, Any]]:
     model, flags = params
     out: list[dict[str, Any]] = []
+    bridge = bool(flags.get("requiresAssistantAfterToolResult"))
+
+    def emit(entry: dict[str, Any]) -> None:
+        if bridge and out and out[-1]["role"] == "tool" and entry["role"] not in ("assistant", "tool"):
+            out.append(_BRIDGE)
+        out.append(entry)
+
     messages = transform_messages(list(messages), model, tool_call_id_normalizer(flags))
     pending_images: list[dict[str, Any]] = []
     for message in messages:
         role = message["role"]
         if role != "toolResult" and pending_images:
-            out.append(
-                {"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]}
-            )
+            emit({"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]})
             pending_images = []
         if role == "user":
-            out.append({"role": "user", "content": _user_content(message["content"], model)})
+            emit({"role": "user", "content": _user_content(message["content"], model)})
         elif role == "developer":
             dev_role = "developer" if flags["supportsDeveloperRole"] else "user"
-            out.append({"role": dev_role, "content": _user_content(message["content"], model)})
+            emit({"role": dev_role, "content": _user_content(message["content"], model)})
         elif role == "assistant":
             entry = _assistant(cast(AssistantMessage, message), model, flags)
             if entry is not None:
-                out.append(entry)
+                emit(entry)
         elif role == "toolResult":
             result = cast(ToolResultMessage, message)
             text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
@@ -109,14 +115,16 @@ def _convert_history(
             if images and "image" in model["input"]:
                 pending_images.extend(_image_part(cast(dict[str, Any], b)) for b in images)
                 text = text or "(see attached image)"
-            out.append(
-                {"role": "tool", "tool_call_id": result["toolCallId"], "content": text or "(no output)"}
-            )
+            emit({"role": "tool", "tool_call_id": result["toolCallId"], "content": text or "(no output)"})
     if pending_images:
-        out.append(
-            {"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]}
-        )
+        emit({"role": "user", "content": [{"type": "text", "text": "Attached images:"}, *pending_images]})
     return out
+
+
+# Between a tool result and a user message, for servers that refuse ``tool`` then ``user``
+# (Mistral: 400 "Unexpected role 'user' after role 'tool'"); content, since Mistral also refuses
+# an assistant message without content or tool calls.
+_BRIDGE: dict[str, Any] = {"role": "assistant", "content": "(tool results received)"}
 
 
 def _starts_turn(message: Message) -> bool:
