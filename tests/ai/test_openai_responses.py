@@ -395,3 +395,48 @@ async def test_developer_messages_keep_their_role_and_user_images_are_input_imag
     }
     text_only = await sent_body(fake, make_model(fake, input=["text"]), {"messages": messages[:1]})
     assert text_only["input"][0]["content"] == [{"type": "input_text", "text": "What is this?"}]
+
+
+async def test_encrypted_reasoning_with_an_empty_summary_is_replayed_with_the_call_it_led_to(
+    fake: FakeLLM,
+) -> None:
+    """OpenAI often sends no summary; the encrypted reasoning still has to go back (review 2 D4)."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-ENCRYPTED"}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": ""}
+    done_call = {**call, "arguments": '{"path": "a"}'}
+    completed = {
+        "type": "response.completed",
+        "response": {"id": "resp_raw", "object": "response", "status": "completed", "output": []},
+    }
+    fake.script(
+        raw_sse(
+            CREATED,
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**reasoning, "encrypted_content": None},
+            },
+            {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+            {"type": "response.output_item.added", "output_index": 1, "item": call},
+            {
+                "type": "response.function_call_arguments.delta",
+                "item_id": "fc_1",
+                "output_index": 1,
+                "delta": '{"path": "a"}',
+            },
+            {"type": "response.output_item.done", "output_index": 1, "item": done_call},
+            completed,
+        )
+    )
+    model = make_model(fake)
+    _, first = await run_stream(model, {"messages": [user("go")], "tools": TOOLS}, options(reasoning="high"))
+    assert first["stopReason"] == "toolUse"
+    context: Context = {
+        "messages": [user("go"), first, tool_result("call_1|fc_1", [{"type": "text", "text": "ok"}])],
+        "tools": TOOLS,
+    }
+    body = await sent_body(fake, model, context, options(reasoning="high"))
+    replayed, sent_call = body["input"][1:3]
+    assert replayed == reasoning
+    assert sent_call["id"] == "fc_1"
+    assert sent_call["call_id"] == "call_1"

@@ -2,7 +2,8 @@
 
 - assistant messages that failed or were aborted are dropped (their content may be partial);
 - thinking produced by another provider/model becomes plain text (signatures are only
-  meaningful to the model that made them); empty thinking is dropped;
+  meaningful to the model that made them); empty thinking is dropped, unless the same model
+  signed it (an OpenAI reasoning item whose summary is empty still carries its encrypted content);
 - tool-call ids are rewritten through ``normalize_id`` consistently for calls and results;
 - a tool call without a result gets a synthetic error result, so every provider sees
   matched pairs.
@@ -61,8 +62,8 @@ def transform_messages(
             content: list[AssistantContent] = []
             for block in assistant["content"]:
                 if block["type"] == "thinking":
-                    if not block["thinking"].strip():
-                        continue
+                    if not block["thinking"].strip() and not (same_model and block.get("thinkingSignature")):
+                        continue  # kept when signed: OpenAI's encrypted reasoning often has no summary
                     if same_model:
                         content.append(block)
                     else:

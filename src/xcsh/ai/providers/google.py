@@ -84,6 +84,8 @@ def _model_parts(message: AssistantMessage, model: Model) -> list[dict[str, Any]
                 part["thought_signature"] = signature
             parts.append(part)
         elif block["type"] == "thinking":
+            if not block["thinking"].strip():
+                continue  # transform_messages keeps signed empty thinking for OpenAI's reasoning items
             part = {"text": block["thinking"], "thought": True}
             if _valid_signature(block.get("thinkingSignature")):
                 part["thought_signature"] = block.get("thinkingSignature")
