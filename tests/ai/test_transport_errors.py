@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import wire_model
+from xcsh.ai.errors import is_context_overflow, is_retryable
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.registry import complete
 from xcsh.testing import script
@@ -373,3 +374,22 @@ async def test_a_refused_connection_and_a_read_timeout_read_as_they_did_with_the
     server.script(script.hold("held"))
     timed_out = await error_of(model(server.base_url, api), StreamOptions(api_key=KEY, timeout_s=0.5))
     assert timed_out == (TIMED_OUT_ANTHROPIC if api == "anthropic-messages" else TIMED_OUT_OPENAI)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("status", [400, 413])
+async def test_an_empty_400_or_413_reads_as_a_context_overflow_on_every_wire(
+    server: FakeLLM, api: str, status: int
+) -> None:
+    """Spec §7.5: "400 (no body)" / "413 (no body)" are overflows, whatever the wording (review 2 D5)."""
+    server.reset()
+    server.script(script.http_error(status, raw_body=b""))
+    text = await error_of(model(server.base_url, api), StreamOptions(api_key=KEY))
+    assert text is not None and text.endswith("with an empty body")
+    assert is_context_overflow(text)
+    assert not is_retryable(text)
+
+
+def test_an_empty_413_is_an_overflow_in_the_reason_phrase_of_python_3_13_too() -> None:
+    assert is_context_overflow("custom answered HTTP 413 (Content Too Large) with an empty body")
+    assert not is_context_overflow("custom answered HTTP 500 (Internal Server Error) with an empty body")

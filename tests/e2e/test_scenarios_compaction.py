@@ -205,3 +205,28 @@ async def test_compact_during_a_run_aborts_it_first_then_compacts(
     assert (state["isStreaming"], state["isCompacting"]) == (False, False)
     assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
     assert "[User]: question one?" in _prompt_text(fake_llm.requests[2])
+
+
+async def test_a_400_with_an_empty_body_is_compacted_away_as_an_overflow_and_retried(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """Spec §7.5 counts "400 (no body)" as an overflow; it reads "… answered HTTP 400 (Bad Request)
+    with an empty body" here, and recovery did not start (review 2 D5)."""
+    workspace.config(KEEP_10)
+    fake_llm.script(
+        script.text("ok"),
+        script.http_error(400, raw_body=b""),
+        script.text("SUM"),
+        script.text("SHORT"),
+        script.text("recovered"),
+    )
+    async with spawn(workspace) as client:
+        await client.prompt_and_wait("question one?")
+        frames = await client.prompt_and_wait(Y40)
+        messages = await client.get_messages()
+    error_end = [f for f in frames if f["type"] == "message_end"][1]["message"]
+    assert error_end["errorMessage"].endswith("answered HTTP 400 (Bad Request) with an empty body")
+    starts = [f for f in frames if f["type"] == "auto_compaction_start"]
+    assert [start["reason"] for start in starts] == ["overflow"]
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    assert text_of(messages[-1]) == "recovered"

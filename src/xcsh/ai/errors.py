@@ -35,7 +35,13 @@ _OVERFLOW_PATTERNS = [
     r"model_context_window_exceeded",
 ]
 _OVERFLOW_RE = re.compile("|".join(f"(?:{p})" for p in _OVERFLOW_PATTERNS), re.IGNORECASE)
-_NO_BODY_RE = re.compile(r"^(?:status code )?(?:400|413) \(no body\)", re.IGNORECASE)
+# spec §7.5's "400 (no body)" / "413 (no body)"; provider_fault words it "<provider> answered
+# HTTP 400 (Bad Request) with an empty body" (the reason phrase is Python's: 413 reads "Request
+# Entity Too Large" up to 3.12, "Content Too Large" from 3.13)
+_NO_BODY_RE = re.compile(
+    r"^(?:status code )?(?:400|413) \(no body\)|\banswered HTTP (?:400|413) \([^)]*\) with an empty body$",
+    re.IGNORECASE,
+)
 
 _RETRYABLE_RE = re.compile(
     r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
@@ -61,7 +67,7 @@ def is_transport_failure(error_message: str) -> bool:
 
 def is_context_overflow(error_message: str) -> bool:
     """True when a provider error text says the request exceeded the context window."""
-    return bool(_OVERFLOW_RE.search(error_message) or _NO_BODY_RE.match(error_message.strip()))
+    return bool(_OVERFLOW_RE.search(error_message) or _NO_BODY_RE.search(error_message.strip()))
 
 
 def is_retryable(error_message: str) -> bool:
