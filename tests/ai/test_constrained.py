@@ -347,3 +347,41 @@ def test_tool_schemas_whose_properties_or_required_have_another_shape_are_descri
     assert "- a(): d" in prompt and "- b(x?: any): d" in prompt and "- c(x?: any): d" in prompt
     assert [required_only(t)["parameters"].get("properties") for t in tools] == [5, {}, {}]
     assert response_schema(tools)["anyOf"]
+
+
+async def test_a_new_call_id_repeats_no_id_left_in_a_compacted_conversation(fake: FakeLLM) -> None:
+    """Compaction keeps the tail (call_3 … call_10); counting calls gave call_9 again, and
+    Anthropic refuses a repeated tool_use id after a model switch (review 2 D6)."""
+    model = make_model(fake)
+    history: list[Message] = [user("<summary of earlier work>")]
+    for n in range(3, 11):
+        call_id = f"call_{n}"
+        history.append(
+            providers_helpers.assistant_message(
+                [{"type": "toolCall", "id": call_id, "name": "bash", "arguments": {"command": f"ls {n}"}}],
+                api="openai-completions",
+                provider="llamacpp",
+                model="small-local",
+            )
+        )
+        history.append(providers_helpers.tool_result(call_id, [{"type": "text", "text": "ok"}], name="bash"))
+    fake.script(text('{"tool": "bash", "arguments": {"command": "pwd"}}'))
+    _, message = await run_stream(model, context(*history, user("go on")))
+    new_id = cast(dict[str, Any], message["content"][0])["id"]
+    assert new_id == "call_11"
+
+    history += [message, providers_helpers.tool_result(new_id, [{"type": "text", "text": "/"}], name="bash")]
+    claude = model_from(
+        {**make_model(fake), "api": "anthropic-messages", "provider": "anthropic", "id": "claude-x"},
+        baseUrl=fake.base_url,
+        compat={},
+    )
+    body = await providers_helpers.sent_body(fake, claude, context(*history, user("next")))
+    sent_ids = [
+        block["id"]
+        for turn in body["messages"]
+        if turn["role"] == "assistant"
+        for block in turn["content"]
+        if block["type"] == "tool_use"
+    ]
+    assert len(sent_ids) == 9 and len(set(sent_ids)) == 9

@@ -17,6 +17,7 @@ from typing import Any, cast
 from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
+from xcsh.ai.patterns import LazyPattern
 from xcsh.ai.providers.constrained_stream import ConstrainedDecoder
 from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.transform import transform_messages
@@ -322,12 +323,28 @@ def _assistant_turn(message: AssistantMessage) -> str:
 
 
 def next_call_id(context: Context) -> str:
-    """``call_<n>``: one more than the tool calls already in the conversation."""
+    """``call_<n>``, ``n`` past every ``call_<k>`` id and the count of tool calls in the conversation.
+
+    Counting alone repeated an id once compaction had dropped earlier calls (``call_3`` …
+    ``call_10`` kept, the next one ``call_9`` again), and Anthropic refuses a history with a
+    repeated ``tool_use`` id after a switch of model.
+    """
     count = 0
+    highest = 0
     for message in context["messages"]:
-        if message["role"] == "assistant":
-            count += sum(1 for block in message["content"] if block["type"] == "toolCall")
-    return f"call_{count + 1}"
+        if message["role"] != "assistant":
+            continue
+        for block in message["content"]:
+            if block["type"] != "toolCall":
+                continue
+            count += 1
+            match = _CALL_ID.fullmatch(block["id"])
+            if match:
+                highest = max(highest, int(match[1]))
+    return f"call_{max(count, highest) + 1}"
+
+
+_CALL_ID = LazyPattern(r"call_(\d{1,18})")
 
 
 def build_request(
