@@ -8,9 +8,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import BASE_ARGS, Workspace
 from xcsh.coding.sessions.entries import new_header, serialize_entry
+from xcsh.rpc.client import RpcClient
 
 Frame = dict[str, Any]
+
+# the fields every model of get_available_models / get_state carries
+MODEL_KEYS = {
+    "id",
+    "name",
+    "api",
+    "provider",
+    "baseUrl",
+    "reasoning",
+    "input",
+    "cost",
+    "contextWindow",
+    "maxTokens",
+}
 
 RUN_TYPES = (
     "agent_start",
@@ -22,6 +38,17 @@ RUN_TYPES = (
     "tool_execution_start",
     "tool_execution_end",
 )
+
+
+def spawn_client(ws: Workspace, *extra: str, args: list[str] | None = None) -> Any:
+    """An :class:`RpcClient` on the real process in ``ws``, run with ``args`` (default
+    :data:`~conftest.BASE_ARGS`) and then ``extra``."""
+    return RpcClient.spawn(args=[*(args if args is not None else BASE_ARGS), *extra], cwd=ws.proj, env=ws.env)
+
+
+def of_call(kind: str, call_id: str) -> Any:
+    """A frame filter: frames of type ``kind`` about tool call ``call_id``."""
+    return lambda f: f.get("type") == kind and f.get("toolCallId") == call_id
 
 
 def kinds(frames: list[Frame], *, skip_updates: bool = True) -> list[str]:
