@@ -1,11 +1,13 @@
-"""The package's structure: no import cycles, and only the session core changes session or agent state."""
+"""The project's structure: no import cycles, only the session core changes session or agent state,
+and no module grows past the size that asks for a split."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "xcsh"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "xcsh"
 
 # ---------------------------------------------------------------------------- import cycles
 
@@ -118,6 +120,7 @@ CORE = {
     "coding/session.py",
     "coding/session_context.py",
     "coding/session_models.py",
+    "coding/session_queues.py",
     "coding/session_runs.py",
     "coding/session_switching.py",
     "coding/session_tools.py",
@@ -242,4 +245,54 @@ def test_state_scan_reports_assignments_mutations_and_private_access(tmp_path: P
         "coding/feature.py:8: assigns self._session.agent.messages[1:]",
         "coding/feature.py:9: reads private self._session._busy",
         "modes/rpc.py:2: assigns server.session.agent.steering.mode",
+    ]
+
+
+# ---------------------------------------------------------------------------- module size
+
+# A module past this many lines does more than one thing and is split along a real seam
+# (HELPERS/style: small modules that each do one thing). Tests count too: a test module is
+# read and changed as often as the code it covers, and the long ones were scenario files
+# holding several behaviours at once.
+MAX_LINES = 500
+# every Python module of the project; bench/tasks holds the benchmark's task repositories
+# (the code the agent under test is asked to fix), which are data, not modules of ours
+SIZED = ("src", "tests", "bench", "scripts", "examples")
+NOT_SIZED = ("bench/tasks/",)
+
+
+def _oversized(root: Path, limit: int = MAX_LINES) -> list[str]:
+    found: list[str] = []
+    for folder in SIZED:
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(NOT_SIZED):
+                continue
+            with path.open("rb") as handle:
+                count = sum(1 for _ in handle)
+            if count > limit:
+                found.append(f"{rel}: {count} lines")
+    return found
+
+
+def test_no_module_of_the_project_is_longer_than_the_split_size() -> None:
+    assert _oversized(ROOT) == []
+
+
+def test_size_check_counts_source_test_and_script_modules_but_not_task_repositories(tmp_path: Path) -> None:
+    long = "x = 1\n" * 6
+    for rel in (
+        "src/xcsh/a.py",
+        "tests/e2e/test_b.py",
+        "scripts/c.py",
+        "bench/tasks/t/repo/d.py",
+        "docs/e.py",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(long)
+    (tmp_path / "src" / "xcsh" / "short.py").write_text("x = 1\n" * 5)
+    assert _oversized(tmp_path, limit=5) == [
+        "src/xcsh/a.py: 6 lines",
+        "tests/e2e/test_b.py: 6 lines",
+        "scripts/c.py: 6 lines",
     ]

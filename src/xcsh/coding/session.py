@@ -10,7 +10,8 @@ subscribers after anything it reports has been persisted); the rest is done by
 collaborators it creates and owns: :class:`~xcsh.coding.session_context.LiveContext`
 (the live context and its persistence), :class:`~xcsh.coding.session_runs.RunChain`
 (prompts and the run chain), :class:`~xcsh.coding.session_models.ModelControl` (model and
-thinking level), :class:`~xcsh.coding.session_switching.SessionSwitcher` (new, resume,
+thinking level), :class:`~xcsh.coding.session_queues.MessageQueues` (queued messages and
+their delivery modes), :class:`~xcsh.coding.session_switching.SessionSwitcher` (new, resume,
 branch) and :class:`~xcsh.coding.session_tools.ToolSet` (tools and system prompt).
 Features plug in through :class:`~xcsh.coding.hooks.SessionHooks` and
 :class:`~xcsh.coding.hooks.FeatureState` (see :mod:`xcsh.coding.features`).
@@ -26,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.agent import Agent
-from xcsh.agent.queue import normalize_queue_mode
 from xcsh.agent.tool import AgentTool
 from xcsh.ai.abort import AbortSignal
 from xcsh.coding import auto_settings
@@ -39,6 +39,7 @@ from xcsh.coding.models import ModelRegistry
 from xcsh.coding.recovery import recovery_message
 from xcsh.coding.session_context import LiveContext
 from xcsh.coding.session_models import ModelControl
+from xcsh.coding.session_queues import MessageQueues
 from xcsh.coding.session_runs import RunChain
 from xcsh.coding.session_state import SessionConfig, SessionSnapshot, take_snapshot
 from xcsh.coding.session_switching import SessionSwitcher
@@ -123,6 +124,7 @@ class AgentSession:
             is_compacting=lambda: self._compacting,
             record=self.append_message,
         )
+        self._queues = MessageQueues(self._agent, settings, self._runs)
         self._switcher = SessionSwitcher(
             config,
             hooks=self._hooks,
@@ -197,7 +199,7 @@ class AgentSession:
 
     @property
     def queued_count(self) -> int:
-        return self._agent.queued_count + self._runs.hidden_count
+        return self._queues.count
 
     @property
     def system_prompt(self) -> str:
@@ -314,33 +316,6 @@ class AgentSession:
         """Deliver ``message`` with the next user prompt (after the user message)."""
         self._runs.queue_hidden_next_turn(message)
 
-    def queue_steer(self, message: AgentMessage) -> None:
-        """Queue ``message`` as steering for the active run."""
-        self._agent.steer(message)
-
-    def queue_follow_up(self, message: AgentMessage) -> None:
-        """Queue ``message`` for when the active run would otherwise stop."""
-        self._agent.follow_up(message)
-
-    def queued_messages(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
-        """Copies of the queued (steering, follow-up) messages, oldest first."""
-        return self._agent.steering.peek_all(), self._agent.follow_ups.peek_all()
-
-    def drop_queued(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
-        """Drop the queued steering and follow-up messages; return what was dropped."""
-        dropped = self.queued_messages()
-        self._agent.clear_queues()
-        return dropped
-
-    def take_queued(self) -> list[AgentMessage]:
-        """Take queued steering messages, else follow-ups (per their delivery modes)."""
-        return self._agent.steering.drain() or self._agent.follow_ups.drain()
-
-    def clear_queues(self) -> None:
-        """Drop queued steering, follow-ups, hidden next-turn and held-back bash messages."""
-        self._agent.clear_queues()
-        self._runs.drop_held()
-
     def interrupt_run(self, reason: str) -> None:
         """Abort the active run only; the chain's after-run hooks still decide what follows."""
         self._agent.abort(reason)
@@ -436,21 +411,42 @@ class AgentSession:
         """The next scoped model (with its own level), else the next available model; None below two."""
         return self._models.cycle_model()
 
-    # ---- queue and interrupt modes -------------------------------------------------------
+    # ---- queued messages and their modes (coding/session_queues.py) --------------------------
+    def queue_steer(self, message: AgentMessage) -> None:
+        """Queue ``message`` as steering for the active run."""
+        self._queues.steer(message)
+
+    def queue_follow_up(self, message: AgentMessage) -> None:
+        """Queue ``message`` for when the active run would otherwise stop."""
+        self._queues.follow_up(message)
+
+    def queued_messages(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
+        """Copies of the queued (steering, follow-up) messages, oldest first."""
+        return self._queues.peek()
+
+    def drop_queued(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
+        """Drop the queued steering and follow-up messages; return what was dropped."""
+        return self._queues.drop()
+
+    def take_queued(self) -> list[AgentMessage]:
+        """Take queued steering messages, else follow-ups (per their delivery modes)."""
+        return self._queues.take()
+
+    def clear_queues(self) -> None:
+        """Drop queued steering, follow-ups, hidden next-turn and held-back bash messages."""
+        self._queues.clear()
+
     def set_steering_mode(self, mode: object) -> None:
         """Set (and save) how queued steering messages are delivered."""
-        self._agent.steering.mode = normalize_queue_mode(mode)
-        self._settings.set("steeringMode", mode)
+        self._queues.set_steering_mode(mode)
 
     def set_follow_up_mode(self, mode: object) -> None:
         """Set (and save) how queued follow-ups are delivered."""
-        self._agent.follow_ups.mode = normalize_queue_mode(mode)
-        self._settings.set("followUpMode", mode)
+        self._queues.set_follow_up_mode(mode)
 
     def set_interrupt_mode(self, mode: object) -> None:
         """Set (and save) whether steering interrupts tool calls (``immediate``) or waits."""
-        self._agent.interrupt_mode = "wait" if mode == "wait" else "immediate"
-        self._settings.set("interruptMode", mode)
+        self._queues.set_interrupt_mode(mode)
 
     # ---- automatic continuations (saved to settings) ----------------------------------------
     def set_auto_compaction(self, enabled: bool) -> None:
