@@ -197,3 +197,62 @@ async def test_mistral_gets_an_assistant_message_before_a_tool_results_images(fa
     body = await sent_body(fake, model, {"messages": [user("look at a.png"), first, result], "tools": TOOLS})
     assert roles(body) == ["user", "assistant", "tool", "assistant", "user"]
     assert body["messages"][-1]["content"][1]["type"] == "image_url"
+
+
+# ---- D7: tool-call deltas by index ------------------------------------------------------------
+def call_delta(index: int, *, call_id: str | None = None, arguments: str = "") -> dict[str, Any]:
+    entry: dict[str, Any] = {"index": index, "function": {"arguments": arguments}}
+    if call_id is not None:
+        entry.update(id=call_id, type="function")
+        entry["function"]["name"] = "read"
+    return {"tool_calls": [entry]}
+
+
+async def test_interleaved_tool_call_deltas_are_put_together_by_index(fake: FakeLLM) -> None:
+    fake.script(
+        garbage(
+            chunk({"role": "assistant", "content": None})
+            + chunk(call_delta(0, call_id="call_A"))
+            + chunk(call_delta(1, call_id="call_B"))
+            + chunk(call_delta(0, arguments='{"path": '))
+            + chunk(call_delta(1, arguments='{"path": '))
+            + chunk(call_delta(0, arguments='"a"}'))
+            + chunk(call_delta(1, arguments='"b"}'))
+            + chunk({}, "tool_calls")
+            + b"data: [DONE]\n\n"
+        )
+    )
+    events, message = await run_stream(make_model(fake), {"messages": [user("read a and b")], "tools": TOOLS})
+    assert message["stopReason"] == "toolUse"
+    assert [(b["id"], b["name"], b["arguments"]) for b in message["content"] if b["type"] == "toolCall"] == [
+        ("call_A", "read", {"path": "a"}),
+        ("call_B", "read", {"path": "b"}),
+    ]
+    assert [e["type"] for e in events].count("toolcall_end") == 2
+
+
+async def test_tool_calls_sent_one_after_the_other_still_stream_their_arguments_live(fake: FakeLLM) -> None:
+    fake.script(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("call_A", "read", json.dumps({"path": "a"})),
+                ToolCallSpec("call_B", "read", json.dumps({"path": "b"})),
+            ]
+        )
+    )
+    events, message = await run_stream(make_model(fake), {"messages": [user("read a and b")], "tools": TOOLS})
+    kinds = [(e["type"], e.get("contentIndex")) for e in events if e["type"].startswith("toolcall")]
+    assert kinds == [
+        ("toolcall_start", 0),
+        ("toolcall_delta", 0),
+        ("toolcall_delta", 0),
+        ("toolcall_end", 0),
+        ("toolcall_start", 1),
+        ("toolcall_delta", 1),
+        ("toolcall_delta", 1),
+        ("toolcall_end", 1),
+    ]
+    assert [b["arguments"] for b in message["content"] if b["type"] == "toolCall"] == [
+        {"path": "a"},
+        {"path": "b"},
+    ]

@@ -10,6 +10,7 @@ from xcsh.ai.builder import MessageBuilder
 from xcsh.ai.clients import encode_body
 from xcsh.ai.options import StreamOptions
 from xcsh.ai.prefix_cache import PrefixCache
+from xcsh.ai.providers.completions_calls import ToolCallAssembler
 from xcsh.ai.providers.openai_compat import resolve_compat, tool_call_id_normalizer
 from xcsh.ai.sampling import chat_completions_fields, resolve_sampling
 from xcsh.ai.tool_defs import ToolDefinitions
@@ -266,8 +267,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     response = await open_stream("openai", model, options, "/chat/completions", payload)
     builder.start()
     finish: str | None = None
-    current_index: int | None = None
-    current_id: str | None = None
+    calls = ToolCallAssembler(builder)
     signatures: dict[str, str] = {}  # tool call id -> its encrypted OpenRouter reasoning detail
     response.handed_over = builder.taken  # the rest of the body is read once the agent has the answer
     async with response as chunks:
@@ -310,22 +310,20 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                         call_id = call.get("id")
                         if call_id is not None and type(call_id) is not str:
                             call_id = text(call_id, "delta.tool_calls[].id")
-                        is_new = index != current_index or (call_id and current_id and call_id != current_id)
-                        if is_new or not builder.has_open_tool_call():
-                            current_index = index
-                            current_id = call_id or f"call_{index}"
-                            builder.begin_tool_call(
-                                current_id, text(fn.get("name"), "delta.tool_calls[].function.name")
-                            )
                         arguments = fn.get("arguments")
-                        if arguments:
-                            if type(arguments) is not str:
-                                arguments = text(arguments, "delta.tool_calls[].function.arguments")
-                            builder.tool_arguments(arguments)
+                        if arguments and type(arguments) is not str:
+                            arguments = text(arguments, "delta.tool_calls[].function.arguments")
+                        calls.delta(
+                            index,
+                            call_id,
+                            text(fn.get("name"), "delta.tool_calls[].function.name"),
+                            arguments or "",
+                        )
                 reason = choice.get("finish_reason")
                 if reason:
                     finish = reason if type(reason) is str else label(reason, "choices[].finish_reason")
         # the message ends before leaving the block, which then reads the rest of the body
+        calls.finish()
         if signatures:
             builder.sign_tool_calls(signatures)
         if finish is not None:

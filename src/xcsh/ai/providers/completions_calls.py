@@ -1,0 +1,97 @@
+"""Tool calls of a Chat Completions stream, put together by their ``index`` (or id).
+
+A server streams each call as deltas: the first names its id and function, the next ones add
+argument text. Most servers send one call after the other; the wire format allows deltas of
+several calls to interleave (``0:start, 1:start, 0:args, 1:args``), which is what ``index`` is for.
+
+The builder streams one block at a time and closes it for good, so a call is streamed live when
+no other call is open, or when the open one's arguments already form a whole JSON object (it is
+complete: the sequential case). Otherwise the call waits, its deltas gathered, and is handed to
+the builder once the open call is complete or the stream ends (docs/decisions.md, "Chat
+Completions: interleaved tool-call deltas").
+"""
+
+from __future__ import annotations
+
+import json
+
+from xcsh.ai.builder import MessageBuilder
+
+
+class _Call:
+    __slots__ = ("arguments", "call_id", "index", "name", "state")
+
+    def __init__(self, index: int | None, call_id: str | None, name: str) -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+        self.arguments = ""
+        self.state = "waiting"  # waiting | open | closed
+
+
+class ToolCallAssembler:
+    """Feeds one stream's tool-call deltas into ``builder`` (see the module docstring)."""
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self._builder = builder
+        self._calls: list[_Call] = []
+        self._open: _Call | None = None
+
+    def delta(self, index: int | None, call_id: str | None, name: str, arguments: str) -> None:
+        """One entry of ``delta.tool_calls`` (``name`` and ``arguments`` "" when absent)."""
+        if self._open is not None and not self._builder.has_open_tool_call():
+            self._open.state = "closed"  # a text or thinking delta closed it
+            self._open = None
+        call = self._find(index, call_id)
+        if call is None:
+            call = _Call(index, call_id, name)
+            self._calls.append(call)
+        elif name and not call.name and call.state == "waiting":
+            call.name = name
+        if call.state == "open":
+            call.arguments += arguments
+            self._builder.tool_arguments(arguments)
+            return
+        call.arguments += arguments
+        if self._open is None or _complete(self._open.arguments):
+            self._stream(call)
+
+    def finish(self) -> None:
+        """Hand the calls still waiting to the builder, in the order they started."""
+        for call in self._calls:
+            if call.state == "waiting":
+                self._stream(call)
+
+    def _find(self, index: int | None, call_id: str | None) -> _Call | None:
+        """The call a delta continues: the one with its id, else the latest with its index (or the
+        latest of all when the delta names neither); None when it starts a new call."""
+        if call_id:
+            for call in reversed(self._calls):
+                if call.call_id == call_id and call.state != "closed":
+                    return call
+            return None
+        for call in reversed(self._calls):
+            if call.state != "closed" and (index is None or call.index == index):
+                return call
+        return None
+
+    def _stream(self, call: _Call) -> None:
+        if self._open is not None:
+            self._open.state = "closed"
+        position = call.index if call.index is not None else len(self._calls) - 1
+        self._builder.begin_tool_call(call.call_id or f"call_{position}", call.name)
+        call.state = "open"
+        self._open = call
+        if call.arguments:
+            self._builder.tool_arguments(call.arguments)
+
+
+def _complete(arguments: str) -> bool:
+    """Whether ``arguments`` is a whole JSON object already (no later delta can extend it)."""
+    text = arguments.rstrip()
+    if not text.endswith("}"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
