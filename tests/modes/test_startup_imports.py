@@ -35,6 +35,7 @@ LAZY = (
     "xcsh.agent.loop",  # the agent loop and tool execution: with the first run
     "xcsh.agent.tool_calls",
     "jiter",  # partial JSON of streamed tool arguments
+    "jsonschema",  # tool-argument validation: with the first tool call, or the warm-up
     "xcsh.coding.compaction.prune",  # compaction's checks: with the first prompt
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.small_guards",  # a small model's edit guards

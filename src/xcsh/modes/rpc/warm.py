@@ -15,7 +15,7 @@ warm-up waits for the first quiet moment after the run.
 
 The same quiet moment also imports what the first ``get_state`` answer did not need
 (:data:`DEFERRED`: the agent loop, the commands' TypedDicts and their validation, compaction's
-checks, the built-in tools' implementations;
+checks, the built-in tools' implementations, the tool-argument validator (``jsonschema``);
 docs/performance.md, profile 19): one module per turn of the event loop, so a command that
 arrives meanwhile waits for at most one module's import. After the last one the process makes
 itself non-dumpable (:func:`xcsh.coding.secrets.forbid_dumps`; the first tool process would
@@ -52,6 +52,12 @@ DEFERRED: tuple[str, ...] = (
     "xcsh.coding.compaction.tokens",
     "xcsh.coding.compaction.facts",
     *IMPLEMENTATIONS,
+    # the tool-argument validator (xcsh.agent.validation), ~30 ms of CPU on a first tool call:
+    # imported in four steps of ~7 ms, each in its own loop turn
+    "attrs",
+    "referencing",
+    "jsonschema_specifications",
+    "jsonschema",
 )
 
 
