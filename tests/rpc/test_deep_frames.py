@@ -55,3 +55,26 @@ def test_a_frame_nested_thousands_of_levels_deep_is_encoded_instead_of_raising()
     encode_frame_into(frame, buffer)
     assert bytes(buffer) == b'{"type":"response","data":{"tree":[' + expected + b"]}}\n"
     assert encode_json(frame) == bytes(buffer[:-1])
+
+
+def test_a_message_update_with_tool_arguments_nested_thousands_deep_is_written_instead_of_raising() -> None:
+    # a model's arguments can nest past the recursion limit; the update repeating them raised
+    # RecursionError out of the frame writer
+    depth = 5000
+    arguments: Any = "leaf"
+    for _ in range(depth):
+        arguments = [arguments]
+    message = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "c1", "arguments": {"x": arguments}}],
+    }
+    event = {"type": "toolcall_delta", "contentIndex": 0, "delta": "]", "partial": message}
+    frame = {"type": "message_update", "assistantMessageEvent": event, "message": message}
+    buffer = bytearray()
+    encode_frame_into(frame, buffer)
+    nested = b"[" * depth + b'"leaf"' + b"]" * depth
+    encoded = (
+        b'{"role":"assistant","content":[{"type":"toolCall","id":"c1","arguments":{"x":' + nested + b"}}]}"
+    )
+    head = b'{"type":"message_update","assistantMessageEvent":{"type":"toolcall_delta","contentIndex":0,'
+    assert bytes(buffer) == head + b'"delta":"]","partial":' + encoded + b'},"message":' + encoded + b"}\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from xcsh.rpc.jsonl import encode_frame, encode_frame_into, encode_json
+from xcsh.rpc.jsonl import GrowingStrings, encode_frame, encode_frame_into, encode_json
 
 EVERY_ASCII = "".join(chr(i) for i in range(128))
 AWKWARD = EVERY_ASCII + "\u2028\u2029é😀</script>\x7f"
@@ -126,3 +126,28 @@ def test_growing_strings_encoded_incrementally_give_the_bytes_of_a_whole_encodin
         assert buffer == whole_message_encoded_once(frame)
         if "\ud800" not in content:
             assert encode_frame(frame) == encode_json(frame) + b"\n"
+
+
+def test_an_encoding_still_referenced_is_not_changed_when_its_string_grows() -> None:
+    # the cached encoding is extended in place; one an earlier frame still holds must stay as it was
+    strings = GrowingStrings()
+    text = "x" * 600
+    first = strings.encode((0, "text"), text)
+    held = msgspec.Raw(first)  # holds the buffer, as a frame still being written would
+    before = bytes(held)
+    second = strings.encode((0, "text"), text + 'é"\n')
+    assert bytes(held) == before == encode_json(text)
+    assert second == encode_json(text + 'é"\n')
+    third = strings.encode((0, "text"), text + 'é"\nmore')  # and it grows on from the new buffer
+    assert third == encode_json(text + 'é"\nmore')
+
+
+def test_a_tail_that_cannot_be_encoded_leaves_no_half_written_encoding_behind() -> None:
+    strings = GrowingStrings()
+    text = "y" * 600
+    strings.encode((1, "text"), text)
+    try:
+        strings.encode((1, "text"), text + "\udc00")
+    except (TypeError, ValueError, UnicodeEncodeError):
+        pass
+    assert strings.encode((1, "text"), text + "ok") == encode_json(text + "ok")

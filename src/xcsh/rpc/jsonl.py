@@ -157,13 +157,15 @@ def encode_frame(obj: Any) -> bytes:
     """One frame: :func:`encode_json` plus ``\\n``.
 
     A ``message_update`` repeats its partial message twice (``assistantMessageEvent.partial``
-    and ``message``, the same object): it is encoded once and its bytes written twice, and the
-    long strings that grow from one update to the next (text, thinking, ``partialJson``, a tool
-    call's string arguments) are encoded incrementally (:class:`GrowingStrings`). The bytes are
-    those of encoding the whole frame at once.
+    and ``message``, the same object), and the long strings that grow from one update to the
+    next (text, thinking, ``partialJson``, a tool call's string arguments) are encoded
+    incrementally (:class:`GrowingStrings`) and spliced in as they are. The bytes are those of
+    encoding the whole frame at once.
     """
     if isinstance(obj, dict) and obj.get("type") == "message_update":
-        obj = _share_partial(obj)
+        buffer = bytearray()
+        encode_frame_into(obj, buffer)
+        return bytes(buffer)
     return encode_json(obj) + b"\n"
 
 
@@ -171,7 +173,14 @@ def encode_frame_into(obj: Any, buffer: bytearray) -> None:
     """:func:`encode_frame` written into ``buffer`` (replacing its content): a writer that keeps
     one buffer for every frame avoids allocating (and faulting in) fresh memory per frame."""
     if isinstance(obj, dict) and obj.get("type") == "message_update":
-        obj = _share_partial(obj)
+        try:
+            if _update_into(obj, buffer):
+                return
+        except RecursionError:  # a message nested past the encoders' recursion
+            buffer[:] = encode_deep(obj)
+            buffer.extend(b"\n")
+            return
+        obj = _share_encoded(obj)
     try:
         _encoder.encode_into(obj, buffer)
     except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
@@ -179,6 +188,30 @@ def encode_frame_into(obj: Any, buffer: bytearray) -> None:
     except RecursionError:
         buffer[:] = encode_deep(obj)
     buffer.extend(b"\n")
+
+
+def _update_into(frame: dict[str, Any], buffer: bytearray) -> bool:
+    """A ``message_update`` whose event's ``partial`` is its ``message``, written into ``buffer`` in
+    one pass: the message (its growing strings spliced from their cached encodings) in both
+    places. False, with ``buffer`` undefined, for another shape or what msgspec cannot write.
+
+    One pass instead of encoding the message first and splicing its bytes twice: the message's
+    bytes are not copied into a bytes object of their own, which grew by reallocation as it was
+    written (docs/performance.md, "Eighth session").
+    """
+    event = frame.get("assistantMessageEvent")
+    message = frame.get("message")
+    if not isinstance(event, dict) or message is None or event.get("partial") is not message:
+        return False
+    try:
+        shared = _with_growing_raw(message)
+        _encoder.encode_into(
+            {**frame, "assistantMessageEvent": {**event, "partial": shared}, "message": shared}, buffer
+        )
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+        return False
+    buffer.extend(b"\n")
+    return True
 
 
 _GROWING_MIN = 512  # shorter strings are cheaper to encode again than to look up
@@ -207,12 +240,20 @@ class GrowingStrings:
             if value is old:
                 return raw
             if len(value) > len(old) and value.startswith(old):
-                tail = _encoder.encode(value[len(old) :])
                 try:
-                    raw[-1:] = memoryview(tail)[1:]  # the closing quote becomes the tail's text
+                    raw.append(0)  # msgspec writes into a buffer even when it then cannot resize it
                 except BufferError:  # an earlier result is still referenced: start a new buffer
                     raw = bytearray(raw)
-                    raw[-1:] = memoryview(tail)[1:]
+                else:
+                    del raw[-1]
+                # the tail's encoding is written over the last character and the closing quote
+                # (its opening quote lands on the last character, which is put back): no bytes
+                # object for the tail (raw holds at least the two quotes)
+                end = len(raw) - 2
+                last_byte = raw[end]
+                self._slots.pop(slot)  # raw is half-written if the tail cannot be encoded
+                _encoder.encode_into(value[len(old) :], raw, end)
+                raw[end] = last_byte
                 self._slots[slot] = (value, raw)
                 return raw
         raw = bytearray(_encoder.encode(value))
@@ -252,7 +293,9 @@ def _with_growing_raw(message: Any) -> Any:
     return {**message, "content": blocks}
 
 
-def _share_partial(frame: dict[str, Any]) -> dict[str, Any]:
+def _share_encoded(frame: dict[str, Any]) -> dict[str, Any]:
+    """``frame`` with its partial message encoded once and spliced into both places (the path of
+    a message msgspec cannot write whole: that message alone takes the standard way)."""
     event = frame.get("assistantMessageEvent")
     message = frame.get("message")
     if not isinstance(event, dict) or message is None or event.get("partial") is not message:
