@@ -1,7 +1,7 @@
 """SessionStore: one session as an append-only JSONL tree of entries.
 
-The store keeps the entries, their id index, the labels and the leaf in memory and
-hands every new entry to a :class:`~xcsh.coding.sessions.writer.SessionFileWriter`,
+The store keeps the entries in memory (:class:`~xcsh.coding.sessions.entry_index.EntryIndex`:
+by id, the labels, the leaf) and hands every new entry to a :class:`~xcsh.coding.sessions.writer.SessionFileWriter`,
 so the persistence rules are the writer's (session-format §4 plus crash safety):
 nothing touches the disk until the first message (any role; session-format §4's
 project decision), every ``append_*`` call
@@ -34,16 +34,16 @@ from xcsh.ai.patterns import LazyPattern
 from xcsh.coding.private_fs import make_private_dirs
 from xcsh.coding.sessions.appends import EntryAppends
 from xcsh.coding.sessions.blobs import BlobStore
-from xcsh.coding.sessions.context import SessionContext, context_of_branch, path_to
+from xcsh.coding.sessions.context import SessionContext, context_of_branch
 from xcsh.coding.sessions.entries import NotASessionError as NotASessionError
 from xcsh.coding.sessions.entries import (
     SessionEntry,
     SessionError,
-    generate_entry_id,
     iso_now,
     new_header,
     session_file_name,
 )
+from xcsh.coding.sessions.entry_index import EntryIndex
 from xcsh.coding.sessions.fileio import repair_tail
 from xcsh.coding.sessions.lines import LineTable
 from xcsh.coding.sessions.lock import SessionFileLock
@@ -91,18 +91,7 @@ class SessionStore(EntryAppends):
         sync_gather_s: float = SYNC_GATHER_S,
     ) -> None:
         self._header = header
-        self._entries: list[SessionEntry] = []
-        self._by_id: dict[str, SessionEntry] = {}
-        self._positions: dict[str, int] = {}  # entry id → index in _entries (the last one with it)
-        self._by_message: dict[int, SessionEntry] = {}  # id() of a message entry's message → entry
-        self._labels: dict[str, str] = {}
-        self._leaf_id: str | None = None
-        # the last branch walked (leaf id, root → leaf): resuming reads it twice (the context,
-        # then the todos); forgotten whenever an entry, the leaf or an id's entry changes
-        self._branch: tuple[str, list[SessionEntry]] | None = None
-        self._has_message = False
-        for entry in entries:
-            self._index(entry)
+        self._index = EntryIndex(entries)
         self._session_dir = session_dir
         self._blobs = blobs
         self._file = (
@@ -176,7 +165,7 @@ class SessionStore(EntryAppends):
             try:
                 assert store._file is not None
                 source = lines_from._file if lines_from is not None else None
-                store._file.write_all(store._header, store._entries, lines_from=source)
+                store._file.write_all(store._header, store._index.entries, lines_from=source)
             except SessionError:
                 store.close()
                 raise
@@ -277,11 +266,11 @@ class SessionStore(EntryAppends):
     @property
     def entries(self) -> list[SessionEntry]:
         """All entries in file order (a new list; the entries themselves are shared)."""
-        return list(self._entries)
+        return list(self._index.entries)
 
     @property
     def leaf_id(self) -> str | None:
-        return self._leaf_id
+        return self._index.leaf_id
 
     @property
     def title(self) -> str | None:
@@ -297,48 +286,30 @@ class SessionStore(EntryAppends):
         return self._file is not None and self._file.is_flushed
 
     def get_entry(self, entry_id: str) -> SessionEntry | None:
-        return self._by_id.get(entry_id)
+        return self._index.get(entry_id)
 
     def entry_of_message(self, message: object) -> SessionEntry | None:
         """The ``message`` entry holding this very message object (the live context shares its
         message dicts with the entries), or None."""
-        entry = self._by_message.get(id(message))
-        return entry if entry is not None and entry.get("message") is message else None
+        return self._index.entry_of_message(message)
 
     def get_label(self, entry_id: str) -> str | None:
-        return self._labels.get(entry_id)
+        return self._index.label(entry_id)
 
     def branch_path(self, leaf_id: str | None) -> list[SessionEntry]:
         """Entries from the root to ``leaf_id`` (empty for None or an unknown id); a new list."""
-        return list(self._branch_to(leaf_id))
-
-    def _branch_to(self, leaf_id: str | None) -> list[SessionEntry]:
-        """:meth:`branch_path` without the copy (callers only read it)."""
-        if leaf_id is None:
-            return []
-        branch = self._branch
-        if branch is not None and branch[0] == leaf_id:
-            return branch[1]
-        leaf = self._by_id.get(leaf_id)
-        if leaf is None:
-            return []
-        path = path_to(self._by_id, leaf)
-        self._branch = (leaf_id, path)
-        return path
+        return list(self._index.branch_to(leaf_id))
 
     def build_context(self) -> SessionContext:
         """The live context of the current branch (:func:`build_session_context` of the entries)."""
-        return (
-            context_of_branch(self._branch_to(self._leaf_id))
-            if self._leaf_id is not None
-            else SessionContext()
-        )
+        leaf_id = self._index.leaf_id
+        return context_of_branch(self._index.branch_to(leaf_id)) if leaf_id is not None else SessionContext()
 
     def user_message_entries(self) -> list[SessionEntry]:
         """Every ``message`` entry with a user message, whole file, file order."""
         return [
             e
-            for e in self._entries
+            for e in self._index.entries
             if e.get("type") == "message"
             and isinstance(e.get("message"), dict)
             and e["message"].get("role") == "user"
@@ -349,8 +320,8 @@ class SessionStore(EntryAppends):
     def _base(self, kind: str) -> dict[str, Any]:
         return {
             "type": kind,
-            "id": generate_entry_id(self._by_id),
-            "parentId": self._leaf_id,
+            "id": self._index.new_id(),
+            "parentId": self._index.leaf_id,
             "timestamp": iso_now(),
         }
 
@@ -377,36 +348,12 @@ class SessionStore(EntryAppends):
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the leaf (tree navigation); later appends start a new branch there."""
-        if entry_id is not None and entry_id not in self._by_id:
-            raise SessionError(f"Entry {entry_id} not found")
-        self._leaf_id = entry_id
-        self._branch = None
-
-    def _index(self, entry: SessionEntry) -> None:
-        self._branch = None
-        self._positions[entry["id"]] = len(self._entries)
-        self._entries.append(entry)
-        self._by_id[entry["id"]] = entry
-        self._leaf_id = entry["id"]
-        kind = entry.get("type")
-        if kind == "message":
-            self._by_message[id(entry.get("message"))] = entry
-            self._has_message = True
-        elif kind == "label":
-            label, target = entry.get("label"), entry.get("targetId", "")
-            if not isinstance(target, str):
-                pass  # a hand-edited entry naming no entry labels nothing
-            elif label and isinstance(label, str):
-                self._labels[target] = label
-            else:
-                self._labels.pop(target, None)
-        elif kind == "custom_message":
-            self._has_message = True
+        self._index.set_leaf(entry_id)
 
     def _append(self, entry: SessionEntry) -> SessionEntry:
         if self._closed:
             raise SessionError("The session store is closed")
-        self._index(entry)
+        self._index.add(entry)
         self._persist(entry)
         return entry
 
@@ -414,12 +361,12 @@ class SessionStore(EntryAppends):
 
     def _persist(self, entry: SessionEntry) -> None:
         if self._file is not None:
-            self._file.append(entry, self._header, self._entries, create=self._has_message)
+            self._file.append(entry, self._header, self._index.entries, create=self._index.has_message)
 
     def _write_all(self) -> None:
         """Write header and every entry atomically (taking the file lock first if needed)."""
         assert self._file is not None
-        self._file.write_all(self._header, self._entries)
+        self._file.write_all(self._header, self._index.entries)
 
     def flush(self) -> None:
         """Wait for a rewrite in progress, then raise the latched write error, if any (appends
@@ -455,7 +402,7 @@ class SessionStore(EntryAppends):
         self._header["title"] = clean
         self._header["titleSource"] = source
         if self._file is not None and not self._closed:
-            self._file.request_rewrite(self._header, self._entries)
+            self._file.request_rewrite(self._header, self._index.entries)
         return True
 
     def rewrite_entries(self, replacements: Mapping[str, SessionEntry] | None = None) -> None:
@@ -467,21 +414,9 @@ class SessionStore(EntryAppends):
         (memory is updated either way).
         """
         for entry_id, new_entry in (replacements or {}).items():
-            if entry_id not in self._positions:
-                raise SessionError(f"Entry {entry_id} not found")
-            if new_entry.get("id") != entry_id:
-                raise ValueError("a replacement entry must keep its id")
-            position = self._positions[entry_id]
-            old = self._entries[position]
-            if old.get("type") == "message" and self._by_message.get(id(old.get("message"))) is old:
-                del self._by_message[id(old.get("message"))]
-            if new_entry.get("type") == "message":
-                self._by_message[id(new_entry.get("message"))] = new_entry
-            self._entries[position] = new_entry
-            self._by_id[entry_id] = new_entry
-            self._branch = None
+            self._index.replace(entry_id, new_entry)
         if self._file is not None and not self._closed:
-            self._file.request_rewrite(self._header, self._entries)
+            self._file.request_rewrite(self._header, self._index.entries)
 
     # ------------------------------------------------------------------ lifecycle
 
