@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from xcsh.coding.export.html import session_html_parts, write_html
+from xcsh.coding.export.target import ExportTargetError, check_export_target
 from xcsh.coding.paths import blobs_dir
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.entries import is_valid_header
@@ -24,13 +25,19 @@ def default_output(source: Path) -> Path:
 def export_session_file(source: Path, output: Path | None = None) -> Path:
     """Render ``source`` (read only, not locked or repaired) to ``output``; returns the path written.
 
-    The current branch is the one ending at the file's last entry.
+    The current branch is the one ending at the file's last entry. An ``output`` that is a
+    session file or a session's lock file is refused (:func:`check_export_target`).
     """
     source = source.expanduser()
     if not source.is_file():
         raise ExportError(f"File not found: {source}")
     if not _starts_with_header(source):
         raise ExportError(f"{source} is not a session file")
+    target = output if output is not None else default_output(source)
+    try:
+        check_export_target(target, source)
+    except ExportTargetError as exc:
+        raise ExportError(str(exc)) from None
     try:
         loaded = read_session_file(source, BlobStore(blobs_dir()))
     except OSError as exc:
@@ -39,7 +46,6 @@ def export_session_file(source: Path, output: Path | None = None) -> Path:
         raise ExportError(f"{source} is not a session file")
     leaf = loaded.entries[-1]["id"] if loaded.entries else None
     parts = session_html_parts(header=loaded.header, entries=loaded.entries, leaf_id=leaf)
-    target = output if output is not None else default_output(source)
     try:
         write_html(target, parts)
     except OSError as exc:

@@ -23,6 +23,7 @@ import msgspec
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # types-Pygments is not a dev dependency
 
 from xcsh.coding.export.render import CLASS_PREFIX, esc, highlight_code, markdown, message_parts
+from xcsh.coding.export.target import check_export_target
 from xcsh.coding.export.tree import META_TYPES, snippet, tree_html
 from xcsh.coding.private_fs import write_private_chunks
 from xcsh.coding.sessions.context import path_to, session_stats
@@ -343,6 +344,7 @@ def export_session_html(
     (a relative one stays relative to the process cwd).
     """
     output_path = Path(output_path)
+    check_export_target(output_path, store.path)
     parts = session_html_parts(
         header=store.header,
         entries=list(store.entries),
@@ -384,13 +386,16 @@ def prepare_export(session: AgentSession, output_path: str | None) -> ExportJob:
     Without ``output_path`` the file is ``xcsh-session-<file stem>.html``; a relative path
     is resolved against the process cwd (now). The entry list is copied (entries are
     replaced, never changed in place, so later appends and rewrites leave the copy as it
-    was). Raises ``ValueError`` for an in-memory session.
+    was). Raises ``ValueError`` for an in-memory session, and
+    :class:`~xcsh.coding.export.target.ExportTargetError` (a ``CommandError``) when the path names
+    a session file or a session's lock file (nothing is written).
     """
     store = session.store
     if store.path is None:
         raise ValueError("Cannot export in-memory session to HTML")
     output = output_path or f"xcsh-session-{Path(store.path).name.removesuffix('.jsonl')}.html"
     target = Path(output) if os.path.isabs(output) else Path.cwd() / output
+    check_export_target(target, Path(store.path))
     tools = [{"name": t.name, "description": t.description} for t in session.active_tools()]
     return ExportJob(
         output=output,

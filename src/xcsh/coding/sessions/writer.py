@@ -151,7 +151,8 @@ class SessionFileWriter:
         """Make ``entry``, the newest of ``entries``, durable.
 
         Before the file exists nothing is written unless ``create`` is true, and then
-        the whole file is. A file that vanished since is written whole again.
+        the whole file is. A file that vanished since, or was replaced by another file (a new
+        inode at the path), is written whole again from memory, which is authoritative.
         Raises :class:`SessionWriteError`.
         """
         with self._write_lock:
@@ -161,11 +162,14 @@ class SessionFileWriter:
                     self.write_all(header, entries)
                 return
             try:
+                if not self._still_ours():
+                    # appends through the descriptor would go to a file no name leads to any more
+                    self._close_fd()
+                    what = "was replaced by another file" if self._path.exists() else "vanished"
+                    logger.warning("session file %s %s; writing it again", self._path, what)
+                    self.write_all(header, entries)
+                    return
                 if self._fd is None:
-                    if not self._path.exists():
-                        logger.warning("session file %s vanished; writing it again", self._path)
-                        self.write_all(header, entries)
-                        return
                     self._open_for_appends()
                     assert self._fd is not None
                 data = (serialize_entry(entry, self._blobs) + "\n").encode("utf-8")
@@ -178,6 +182,16 @@ class SessionFileWriter:
             except OSError as exc:
                 raise self._latch(exc) from exc
             self._sync_soon()
+
+    def _still_ours(self) -> bool:
+        """Whether the file at the path is the one this writer last wrote or read (its inode):
+        not removed, and not renamed over (an export, an editor's save, a sync tool)."""
+        try:
+            at_path = os.stat(self._path)
+        except FileNotFoundError:
+            return False
+        ident = self._lines.ident  # the descriptor's file while it is open
+        return ident is None or (at_path.st_dev, at_path.st_ino) == ident
 
     def _open_for_appends(self) -> None:
         fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
