@@ -112,3 +112,35 @@ async def test_a_prompt_sent_at_agent_end_during_a_threshold_compaction_runs_ins
     roles = [m["role"] for m in messages]
     assert "developer" not in roles  # the automatic "Continue" gave way to the host's prompt
     assert roles[-2:] == ["user", "assistant"] and messages[-1]["content"][0]["text"] == "second answer"
+
+
+async def test_a_prompt_accepted_during_a_threshold_compaction_then_aborted_is_answered_with_a_late_error(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # the prompt waits for the compaction to end; the abort ends the compaction first, so the
+    # prompt never runs: the host that was told success must hear so (review 3 D1: it vanished)
+    summarising = Gate()
+    fake_llm.script(
+        script.text("big answer", usage=(120000, 10)),
+        script.hold("PREFIX-SUMMARY", summarising),
+    )
+    async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env) as client:
+        start = client.mark()
+        await client.prompt("work?")
+        await client.wait_for_type("auto_compaction_start", since=start)
+        ack = await client.request({"id": "second", "type": "prompt", "message": "second?"})
+        await client.abort()
+        late = await client.wait_for(
+            lambda f: f.get("id") == "second" and f.get("success") is False, since=start, timeout=15
+        )
+        state = await client.get_state()
+    assert ack["success"] is True
+    assert late == {
+        "id": "second",
+        "type": "response",
+        "command": "prompt",
+        "success": False,
+        "error": "Prompt aborted before its run started",
+    }
+    assert not _ran(fake_llm, "second?")
+    assert state["isStreaming"] is False

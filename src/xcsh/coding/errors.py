@@ -15,6 +15,12 @@ class BusyError(CommandError):
     """A prompt arrived while the agent was busy and no streaming behaviour was given."""
 
 
+class PromptAborted(CommandError):
+    """A prompt was accepted, but an abort came before its run started (reported, never dropped)."""
+
+
+PROMPT_ABORTED_TEXT = "Prompt aborted before its run started"
+
 BUSY_TEXT = (
     "Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion."
 )

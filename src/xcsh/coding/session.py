@@ -364,7 +364,7 @@ class AgentSession:
         streaming_behavior: str | None = None,
         *,
         read_mentions: bool = True,
-    ) -> asyncio.Task[None] | None:
+    ) -> asyncio.Future[None] | None:
         """Accept a prompt (see :meth:`RunChain.start_prompt`): its task, or None when queued."""
         return self._runs.start_prompt(text, images, streaming_behavior, read_mentions=read_mentions)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xcsh.agent.agent import Agent
-from xcsh.coding.errors import BUSY_TEXT, BusyError, CommandError
+from xcsh.coding.errors import BUSY_TEXT, PROMPT_ABORTED_TEXT, BusyError, CommandError, PromptAborted
 from xcsh.coding.hooks import RunAction, SessionHooks
 from xcsh.coding.messages import user_message
 
@@ -52,8 +52,10 @@ class RunChain:
         # after it, runs the agent starts by itself never make a prompt fail (rpc-protocol §5.1)
         self._host_run_open = False
         self._between_runs = True
-        # (text for the model, images, what the host typed: the only text whose @mentions are read)
-        self._next_prompt: tuple[str, list[ImageContent] | None, str] | None = None
+        # (text for the model, images, what the host typed: the only text whose @mentions are read,
+        # and the future the caller holds: it ends with the chain that ran the prompt, or fails
+        # with PromptAborted when an abort comes first)
+        self._next_prompt: tuple[str, list[ImageContent] | None, str, asyncio.Future[None]] | None = None
         self._chain: asyncio.Task[None] | None = None
         # the last prompt's task: accepted, but its run may not have started yet (abort waits for it)
         self._starting: asyncio.Task[None] | None = None
@@ -86,12 +88,14 @@ class RunChain:
         streaming_behavior: str | None = None,
         *,
         read_mentions: bool = True,
-    ) -> asyncio.Task[None] | None:
-        """Accept a prompt synchronously; returns the task that runs it (None when queued).
+    ) -> asyncio.Future[None] | None:
+        """Accept a prompt synchronously; returns the future of its run chain (None when queued).
 
         Raises :class:`BusyError` when busy without a streaming behaviour, or
         :class:`CommandError` when the model is not available. Slash commands and the
-        rest of the work happen in the returned task.
+        rest of the work happen in the returned task. The future fails with
+        :class:`PromptAborted` when an abort comes before the prompt's run starts: an accepted
+        prompt is either run or reported, never silently dropped.
 
         ``@path`` mentions are read from ``text`` as the host sent it, never from the body a
         slash command, prompt template or skill expands to (a repository's command file must
@@ -113,8 +117,7 @@ class RunChain:
             if self._host_run_open:
                 raise BusyError(BUSY_TEXT)
             self._require_model()
-            self._supersede_continuation(text, images, text if read_mentions else "")
-            return None
+            return self._supersede_continuation(text, images, text if read_mentions else "")
         self._require_model()
         self._busy = True
         self._host_run_open = True
@@ -123,22 +126,34 @@ class RunChain:
         )
         return self._starting
 
-    def _supersede_continuation(self, text: str, images: list[ImageContent] | None, typed: str) -> None:
+    def _supersede_continuation(
+        self, text: str, images: list[ImageContent] | None, typed: str
+    ) -> asyncio.Future[None] | None:
         """A prompt after the host's ``agent_end`` while the agent continues by itself.
 
         A continuation run already streaming finishes and takes the prompt as a follow-up;
         one not started yet (a retry back-off, a reminder or the continue after a
         compaction) is dropped and the prompt runs in its place (rpc-protocol §5.1 decision).
-        A compaction in progress finishes first.
+        A compaction in progress finishes first. Returns the prompt's future (None when it
+        joined the streaming run as a follow-up): an abort before the prompt's run starts
+        fails it with :class:`PromptAborted`, so the host hears of it (rpc-protocol §5.1).
         """
         if not self._between_runs:
             self.follow_up(text, images)
-            return
-        self._next_prompt = (self._commands.expand(text), images, typed)
+            return None
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._next_prompt = (self._commands.expand(text), images, typed, done)
         self._host_run_open = True
         if not self._is_compacting():
             for hook in self._hooks.after_run_hooks():
                 hook.cancel()
+        return done
+
+    def _drop_next_prompt(self) -> None:
+        """The prompt waiting for its run will not get one (an abort): fail its future."""
+        pending, self._next_prompt = self._next_prompt, None
+        if pending is not None and not pending[3].done():
+            pending[3].set_exception(PromptAborted(PROMPT_ABORTED_TEXT))
 
     def find_command(self, text: str) -> SlashCommand | None:
         """The extension command that runs ``text``, or None."""
@@ -148,11 +163,11 @@ class RunChain:
         self, text: str, images: list[ImageContent] | None, typed: str, generation: int
     ) -> None:
         try:
-            if generation != self._generation:
-                return  # aborted before the prompt got to run
+            if generation != self._generation:  # aborted before the prompt got to run
+                raise PromptAborted(PROMPT_ABORTED_TEXT)
             initial = await self._prompt_messages(text, images, typed)
-            if generation != self._generation:
-                return  # aborted while the pre-prompt checks ran
+            if generation != self._generation:  # aborted while the pre-prompt checks ran
+                raise PromptAborted(PROMPT_ABORTED_TEXT)
             await self._run_chain(initial)
         finally:
             if self._chain is None:
@@ -196,6 +211,7 @@ class RunChain:
     async def _run_chain(self, initial: list[AgentMessage]) -> None:
         generation = self._generation
         self._chain = asyncio.current_task()
+        carried: list[asyncio.Future[None]] = []  # host prompts this chain took: done when it ends
         try:
             added = await self._agent.prompt(initial)
             while generation == self._generation:
@@ -204,11 +220,22 @@ class RunChain:
                     break
                 if self._next_prompt is not None:
                     # a host prompt that arrived after agent_end replaces the continuation
-                    text, images, typed = self._next_prompt
+                    text, images, typed, done = self._next_prompt
                     self._next_prompt = None
-                    initial = await self._prompt_messages(text, images, typed)
+                    try:
+                        initial = await self._prompt_messages(text, images, typed)
+                    except asyncio.CancelledError:
+                        done.cancel()
+                        raise
+                    except Exception as exc:  # a pre-prompt check failed: the prompt's own error
+                        if not done.done():
+                            done.set_exception(exc)
+                        raise
                     if generation != self._generation:
+                        if not done.done():
+                            done.set_exception(PromptAborted(PROMPT_ABORTED_TEXT))
                         break
+                    carried.append(done)
                     added = await self._agent.prompt(initial)
                     continue
                 if action is None:
@@ -221,7 +248,10 @@ class RunChain:
             self._chain = None
             self._busy = False
             self._host_run_open = False
-            self._next_prompt = None
+            self._drop_next_prompt()
+            for done in carried:
+                if not done.done():
+                    done.set_result(None)
 
     async def _after_run(self, added: list[AgentMessage]) -> RunAction | None:
         for hook in self._hooks.after_run_hooks():
@@ -274,7 +304,7 @@ class RunChain:
     async def abort(self) -> None:
         """Cancel pending continuations and the active run; return once idle."""
         self._generation += 1
-        self._next_prompt = None
+        self._drop_next_prompt()  # reported to its host (late error), not silently forgotten
         for hook in self._hooks.after_run_hooks():
             hook.cancel()
         self._agent.abort("aborted")

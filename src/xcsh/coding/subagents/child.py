@@ -15,6 +15,7 @@ child outlives the call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from xcsh.ai.abort import AbortSignal
 from xcsh.ai.thinking import resolve_level
 from xcsh.ai.types import Model
+from xcsh.coding.errors import PromptAborted
 from xcsh.coding.messages import last_assistant
 from xcsh.coding.models import ModelResolutionError
 from xcsh.coding.session import AgentSession
@@ -241,7 +243,8 @@ async def run_child(
 
             remove = signal.add_callback(abort_child)
         if task is not None:
-            await task
+            with contextlib.suppress(PromptAborted):  # aborted before its run: reported as aborted below
+                await task
         await child.wait_for_idle()
         last = last_assistant(child.messages)
         stop = last.get("stopReason") if last is not None else None

@@ -37,7 +37,7 @@ from acp.schema import (
 
 from xcsh.ai.types import ImageContent
 from xcsh.coding.approvals import approval_gate_for
-from xcsh.coding.errors import BusyError, CommandError
+from xcsh.coding.errors import BusyError, CommandError, PromptAborted
 from xcsh.coding.extensions.feature import runner_for
 from xcsh.coding.factory import StartupError, StartupOptions
 from xcsh.coding.messages import last_assistant
@@ -221,7 +221,10 @@ class XcshAcpAgent:
         except CommandError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from exc
         if task is not None:
-            await task
+            try:
+                await task
+            except PromptAborted:  # cancelled before its run started
+                return PromptResponse(stop_reason="cancelled")
         await live.queue.join()
         if live.cancelled:
             return PromptResponse(stop_reason="cancelled")

@@ -42,7 +42,7 @@ def _start(
             listener(command, cid, None, None)
         return
 
-    def done(t: asyncio.Task[None]) -> None:
+    def done(t: asyncio.Future[None]) -> None:
         if t.cancelled():
             return
         exc = t.exception()

@@ -110,7 +110,7 @@ class RpcServer:
         self.protocol_fixes = protocol_fixes
         self.message_updates = message_updates  # "delta": slim message_update frames (updates.py)
         # told of every prompt-like command: (command, id, run task or None if queued, error text)
-        self.prompt_started: list[Callable[[str, Any, asyncio.Task[None] | None, str | None], None]] = []
+        self.prompt_started: list[Callable[[str, Any, asyncio.Future[None] | None, str | None], None]] = []
         self.handlers: dict[str, Handler] = {}
         # commands whose handler never waits (get_state, prompt): answered at once when nothing is queued
         self.instant: dict[str, InstantHandler] = {}

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xcsh.agent.types import AgentMessage
+from xcsh.coding.errors import PromptAborted
 from xcsh.coding.messages import last_assistant
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class Settler:
         self.waiting.append(_Waiting(command, cid, self._last_queued()))
 
     def prompt_started(
-        self, command: str, cid: Any, task: asyncio.Task[None] | None, failed: str | None
+        self, command: str, cid: Any, task: asyncio.Future[None] | None, failed: str | None
     ) -> None:
         if failed is not None:
             self.settle(command, cid, "error", failed)
@@ -77,7 +78,7 @@ class Settler:
         start = len(self.server.session.messages)
         task.add_done_callback(lambda t: self._chain_done(t, command, cid, start))
 
-    def _chain_done(self, task: asyncio.Task[None], command: str, cid: Any, start: int) -> None:
+    def _chain_done(self, task: asyncio.Future[None], command: str, cid: Any, start: int) -> None:
         outcome, error = self._outcome(task, start)
         self.settle(command, cid, outcome, error)
         still = {id(m) for m in self._queued()}
@@ -89,10 +90,12 @@ class Settler:
                 self.settle(item.command, item.cid, outcome, error)
         self.waiting = keep
 
-    def _outcome(self, task: asyncio.Task[None], start: int) -> tuple[str, str | None]:
+    def _outcome(self, task: asyncio.Future[None], start: int) -> tuple[str, str | None]:
         if task.cancelled():
             return "aborted", None
         exc = task.exception()
+        if isinstance(exc, PromptAborted):  # aborted before its run started (its error response said so)
+            return "aborted", None
         if exc is not None:
             return "error", str(exc) or type(exc).__name__
         added = self.server.session.messages[start:]
