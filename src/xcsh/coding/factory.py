@@ -237,16 +237,10 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
             # only to find an existing session (not paid by a new one)
             from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg
         if options.fork:
-            source = SessionStore.open(
-                resolve_session_arg(options.fork, directory, sessions_root(options.env)),
-                cwd_for_new=options.cwd,
-                blob_dir=blob_dir,
-            )
-            from xcsh.coding.sessions.branching import fork_to  # --fork only
+            from xcsh.coding.sessions.branching import fork_file  # --fork only
 
-            forked = fork_to(source, directory)
-            source.close()
-            return forked, True
+            source = resolve_session_arg(options.fork, directory, sessions_root(options.env))
+            return fork_file(source, directory, blob_dir=blob_dir), True
         if options.session is not None:
             if options.session == "":
                 raise StartupError("--session/--resume needs a session id or path in this mode")

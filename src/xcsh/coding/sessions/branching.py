@@ -7,9 +7,19 @@ this module (no import cycle): callers use these functions directly.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from xcsh.coding.sessions.entries import SessionEntry, SessionError, generate_entry_id, iso_now, new_header
+from xcsh.coding.sessions.blobs import BlobStore
+from xcsh.coding.sessions.entries import (
+    NotASessionError,
+    SessionEntry,
+    SessionError,
+    generate_entry_id,
+    iso_now,
+    new_header,
+)
+from xcsh.coding.sessions.lines import LineTable
 from xcsh.coding.sessions.store import SessionStore
 
 
@@ -112,3 +122,41 @@ def fork_to(store: SessionStore, session_dir: Path, *, cwd: Path | None = None) 
     return type(store).from_entries(
         header, store.entries, session_dir=Path(session_dir), blobs=store.blobs, lines_from=store
     )
+
+
+def fork_file(source: Path, session_dir: Path, *, blob_dir: Path | None = None) -> SessionStore:
+    """``--fork <path>``: copy the session file ``source`` into a new session in ``session_dir``.
+
+    The source is only read: not locked (a session open in another process can be forked),
+    not created when missing, not migrated or repaired on disk (an older version is migrated
+    in memory). Raises :class:`SessionError` ``Cannot fork: …`` for a missing, empty or
+    header-less source, ``OSError`` when it cannot be read.
+    """
+    from xcsh.coding.sessions.loading import read_session_file  # --fork only, not a branch
+
+    source = Path(os.path.abspath(os.path.expanduser(source)))
+    blobs = BlobStore(blob_dir) if blob_dir is not None else None
+    if not source.is_file():  # missing, or a directory, FIFO (that would block) …
+        raise SessionError(f"Cannot fork: source session file is empty or invalid: {source}")
+    try:
+        loaded = read_session_file(source, blobs)
+    except NotASessionError:
+        raise SessionError(f"Cannot fork: source session has no header: {source}") from None
+    if loaded is None:
+        raise SessionError(f"Cannot fork: source session file is empty or invalid: {source}")
+    # a store over the source that never writes (no lock, nothing appended): only so the new
+    # file copies the source's unchanged lines instead of encoding every entry again
+    reader = SessionStore(
+        header=loaded.header,
+        entries=loaded.entries,
+        path=source,
+        session_dir=None,
+        blobs=blobs,
+        flushed=True,
+        lines=LineTable(loaded.ident, loaded=(list(loaded.entries), loaded.spans)),
+        size=loaded.parsed.good_end + loaded.parsed.needs_newline,
+    )
+    try:
+        return fork_to(reader, session_dir)
+    finally:
+        reader.close()
