@@ -16,6 +16,7 @@ from typing import Any
 
 from xcsh.conformance.match import matches, printable
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_line, encode_frame
+from xcsh.rpc.process import close_and_wait
 from xcsh.testing.fake_llm import FakeLLM
 
 Frame = dict[str, Any]
@@ -97,14 +98,7 @@ class AgentProcess:
 
     async def close(self, timeout: float = 5.0) -> int | None:
         """Close stdin and wait for the exit (killing the process if it does not leave)."""
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
-        try:
-            async with asyncio.timeout(timeout):
-                await self.process.wait()
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
+        await close_and_wait(self.process, timeout)
         if self.reader is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.reader, timeout)

@@ -37,6 +37,7 @@ from xcsh.rpc.deep_json import decode_deep
 from xcsh.rpc.frame_log import FrameLog
 from xcsh.rpc.frames import ServerEvent
 from xcsh.rpc.jsonl import LineSplitter, OversizedLine, decode_frame, decode_line, encode_frame
+from xcsh.rpc.process import close_and_wait
 from xcsh.rpc.rebuild import PartialMessages
 
 T = TypeVar("T")
@@ -191,14 +192,7 @@ class RpcClient(AsyncCommands):
 
     async def close(self, *, timeout: float = 5.0) -> int | None:
         """Close stdin and wait for the process to exit (killing it if it does not)."""
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
-        try:
-            async with asyncio.timeout(timeout):
-                await self.process.wait()
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
+        await close_and_wait(self.process, timeout)
         for task in (self._reader, self._stderr_reader):
             if task is not None:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
