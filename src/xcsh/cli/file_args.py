@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xcsh.ai.types import ImageContent
+from xcsh.coding.tools.read import image_mime_type  # the read tool's sniffing: one list of formats
 
 MAX_TEXT_BYTES = 5 * 1024 * 1024
 MAX_IMAGE_BYTES = 25 * 1024 * 1024
@@ -27,19 +28,6 @@ class Attachments:
     text: str = ""
     images: list[ImageContent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-def image_mime(head: bytes) -> str | None:
-    """The image MIME type announced by a file's first bytes, or None."""
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def _size_text(size: int) -> str:
@@ -66,7 +54,7 @@ def load_attachments(paths: list[str], cwd: Path) -> Attachments:
                 head = handle.read(16)
         except OSError as exc:
             raise FileArgError(f"Cannot read {path}: {exc.strerror or exc}") from None
-        mime = image_mime(head)
+        mime = image_mime_type(head)
         limit = MAX_IMAGE_BYTES if mime else MAX_TEXT_BYTES
         if stat.st_size > limit:
             size = _size_text(stat.st_size)
