@@ -101,6 +101,18 @@ def wire_model(base_url: str, api: str, **fields: Any) -> Any:
     }
 
 
+def fake_model(fake: FakeLLM) -> Any:
+    """``fake/fake-model`` of :func:`fake_models_yml` as a catalogue entry, served by ``fake``."""
+    return wire_model(
+        fake.base_url,
+        "openai-completions",
+        id="fake-model",
+        name="fake-model",
+        contextWindow=128000,
+        maxTokens=4096,
+    )
+
+
 def fake_models_yml(base_url: str, *, extra_models: str = "", api: str = "openai-completions") -> str:
     return f"""providers:
   fake:

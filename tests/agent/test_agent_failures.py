@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import Any
 
+from conftest import fake_model
 from xcsh.agent.agent import Agent
 from xcsh.agent.types import AgentEvent
-from xcsh.ai.types import Model
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
-
-
-def fake_model(fake: FakeLLM) -> Model:
-    return cast(
-        Model,
-        {
-            "id": "fake-model",
-            "name": "fake-model",
-            "api": "openai-completions",
-            "provider": "fake",
-            "baseUrl": f"{fake.base_url}/v1",
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 128000,
-            "maxTokens": 4096,
-        },
-    )
 
 
 def user(text: str) -> dict[str, Any]:

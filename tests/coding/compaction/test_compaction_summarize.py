@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
+from conftest import fake_model
 from xcsh.ai.abort import AbortController
-from xcsh.ai.types import Model
 from xcsh.coding.compaction.prepare import CompactionError, CompactionPreparation, FileOperations
 from xcsh.coding.compaction.summarize import (
     SUMMARIZER_SYSTEM_PROMPT,
@@ -19,24 +19,6 @@ from xcsh.coding.compaction.summarize import (
 )
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
-
-
-def fake_model(fake: FakeLLM) -> Model:
-    return cast(
-        Model,
-        {
-            "id": "fake-model",
-            "name": "Fake",
-            "api": "openai-completions",
-            "provider": "fake",
-            "baseUrl": f"{fake.base_url}/v1",
-            "reasoning": False,
-            "input": ["text"],
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 128000,
-            "maxTokens": 4096,
-        },
-    )
 
 
 def user(text: str) -> dict[str, Any]:
