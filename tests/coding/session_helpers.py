@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from conftest import fake_models_yml
+from conftest import Workspace, fake_models_yml
 from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.session import AgentSession
 
@@ -33,6 +33,16 @@ def fake_session(
         (agent_dir / "config.yml").write_text(config)
     return create_session(
         StartupOptions(cwd=tmp_path, agent_dir=agent_dir, env={}, model=model, no_tools=True, no_session=True)
+    )
+
+
+def workspace_session(ws: Workspace, **options: Any) -> AgentSession:
+    """A session in the scenario workspace ``ws`` on ``fake/fake-model`` without a session file;
+    ``options`` are further :class:`StartupOptions` fields."""
+    return create_session(
+        StartupOptions(
+            cwd=ws.proj, agent_dir=ws.agent, env=ws.env, model="fake/fake-model", no_session=True, **options
+        )
     )
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from coding.session_helpers import workspace_session
 from conftest import Workspace
 from xcsh.ai.abort import AbortController
-from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.host_tools import (
     DISCONNECTED_TEXT,
     HostToolBridge,
@@ -25,17 +25,7 @@ SCHEMA = {"type": "object", "properties": {"m": {"type": "string"}}}
 
 
 def _session(ws: Workspace) -> AgentSession:
-    return create_session(
-        StartupOptions(
-            cwd=ws.proj,
-            agent_dir=ws.agent,
-            env=ws.env,
-            model="fake/fake-model",
-            no_tools=True,
-            no_session=True,
-            rpc_mode=True,
-        )
-    )
+    return workspace_session(ws, no_tools=True, rpc_mode=True)
 
 
 def _tool(name: str, **extra: Any) -> dict[str, Any]:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from coding.session_helpers import workspace_session
 from conftest import Workspace
 from xcsh.coding.extensions import HeadlessUI
 from xcsh.coding.extensions.feature import runner_for
 from xcsh.coding.extensions.runner import ExtensionError, ExtensionRunner
-from xcsh.coding.factory import StartupOptions, create_session
 from xcsh.coding.session import AgentSession
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -37,18 +37,8 @@ def extension(tmp_path: Path, name: str, source: str) -> Path:
 
 
 def make_session(ws: Workspace, *paths: Path, tools: str | None = None) -> AgentSession:
-    return create_session(
-        StartupOptions(
-            cwd=ws.proj,
-            agent_dir=ws.agent,
-            env=ws.env,
-            model="fake/fake-model",
-            tools=tools,
-            no_tools=tools is None,
-            no_session=True,
-            extensions=[str(p) for p in paths],
-            no_extensions=True,
-        )
+    return workspace_session(
+        ws, tools=tools, no_tools=tools is None, extensions=[str(p) for p in paths], no_extensions=True
     )
 
 
@@ -318,16 +308,7 @@ async def test_package_extensions_and_discovery_directories_are_loaded(
         "def setup(xcsh):\n    xcsh.register_command('user', lambda a, ctx: None)\n"
     )
     (workspace.agent / "extensions" / "_private.py").write_text("raise SystemExit('never imported')\n")
-    session = create_session(
-        StartupOptions(
-            cwd=workspace.proj,
-            agent_dir=workspace.agent,
-            env=workspace.env,
-            model="fake/fake-model",
-            no_session=True,
-            trust=True,  # project extensions load only in a trusted directory
-        )
-    )
+    session = workspace_session(workspace, trust=True)  # project extensions load only when trusted
     runner, ui, errors = attach(session)
     assert list(runner.commands) == ["pkg", "user"]
     task = session.start_prompt("/pkg")
