@@ -63,17 +63,19 @@ class ToolCallAssembler:
                 self._stream(call)
 
     def _find(self, index: int | None, call_id: str | None) -> _Call | None:
-        """The call a delta continues: the one with its id, else the latest with its index (or the
-        latest of all when the delta names neither); None when it starts a new call."""
-        if call_id:
-            for call in reversed(self._calls):
-                if call.call_id == call_id and call.state != "closed":
-                    return call
+        """The call a delta continues, None when it starts a new one: the latest call with its index
+        unless the delta names another id (a server that numbers every call 0); without an index,
+        the call with its id, else the latest call. Two calls may share an id (the builder renames
+        the second), so the index decides first."""
+        live = [call for call in self._calls if call.state != "closed"]
+        if index is not None:
+            for call in reversed(live):
+                if call.index == index:
+                    return None if call_id and call.call_id and call_id != call.call_id else call
             return None
-        for call in reversed(self._calls):
-            if call.state != "closed" and (index is None or call.index == index):
-                return call
-        return None
+        if call_id:
+            return next((call for call in reversed(live) if call.call_id == call_id), None)
+        return live[-1] if live else None
 
     def _stream(self, call: _Call) -> None:
         if self._open is not None:
