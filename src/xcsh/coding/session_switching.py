@@ -50,7 +50,10 @@ class SessionSwitcher:
         self._drop_hidden = drop_hidden
         self._thinking_level = thinking_level
         self._cwd = config.cwd
-        self._session_dir = config.session_dir
+        # the process's session folder, kept for its whole life as the reference's manager keeps
+        # its sessionDir: new sessions and branches go there, also after switching to a session
+        # in another project's folder (where this project's --continue and listings never look)
+        self._session_dir = store().session_dir or config.session_dir
         self._persist = config.persist
         self._blob_dir = config.agent_dir / "blobs"
 
@@ -66,10 +69,11 @@ class SessionSwitcher:
         """Start a fresh session file (or in-memory store); False when an extension cancelled."""
         if not await self._prepare("new"):
             return False
-        directory = self._store().session_dir or self._session_dir
         parent = parent_session or None
-        if self._persist and directory is not None:
-            store = SessionStore.create(directory, self._cwd, parent_session=parent, blob_dir=self._blob_dir)
+        if self._persist and self._session_dir is not None:
+            store = SessionStore.create(
+                self._session_dir, self._cwd, parent_session=parent, blob_dir=self._blob_dir
+            )
         else:
             store = SessionStore.in_memory(self._cwd, parent_session=parent)
         self._adopt(store, "new")
@@ -86,7 +90,9 @@ class SessionSwitcher:
         try:
             if current.path is not None and Path(current.path) == path:
                 current.close()
-            store = SessionStore.open(path, cwd_for_new=self._cwd, blob_dir=self._blob_dir)
+            store = SessionStore.open(
+                path, cwd_for_new=self._cwd, blob_dir=self._blob_dir, session_dir=self._session_dir
+            )
         except (SessionLockedError, NotASessionError) as exc:
             raise CommandError(str(exc)) from exc
         except OSError as exc:
@@ -106,7 +112,7 @@ class SessionSwitcher:
                 return text, True
         from xcsh.coding.sessions.branching import branch_to_new_file  # loaded with the first branch
 
-        store = branch_to_new_file(current, entry_id)
+        store = branch_to_new_file(current, entry_id, cwd=self._cwd)
         self._drop_hidden()
         self._adopt(store, "branch")
         return text, False

@@ -30,11 +30,12 @@ class InvalidBranchEntryError(SessionError):
         super().__init__("Invalid entry ID for branching")
 
 
-def branch_to_new_file(store: SessionStore, entry_id: str) -> SessionStore:
+def branch_to_new_file(store: SessionStore, entry_id: str, *, cwd: Path | None = None) -> SessionStore:
     """Start a new session from the user message ``entry_id`` (rpc-protocol §5.9 ``branch``).
 
-    If the entry has a parent P, a new file (in the same directory, with
-    ``parentSession`` = the store's file) is written at once with copies of root → P
+    If the entry has a parent P, a new file (in the store's ``session_dir``, with
+    ``parentSession`` = the store's file and ``cwd`` as its header's, by default the store's)
+    is written at once with copies of root → P
     and fresh label entries for labels on those entries; its leaf is P (or the last
     label). A root entry yields a brand-new empty session instead. On success
     ``store`` is closed and the new one returned; raises
@@ -49,22 +50,23 @@ def branch_to_new_file(store: SessionStore, entry_id: str) -> SessionStore:
     ):
         raise InvalidBranchEntryError()
     store_class = type(store)
+    new_cwd = str(cwd) if cwd is not None else store.cwd
     parent_session = str(store.path) if store.path is not None else None
     parent_id = selected.get("parentId")
     if not isinstance(parent_id, str) or store.get_entry(parent_id) is None:
         if store.path is None or store.session_dir is None:
-            new_store = store_class.in_memory(Path(store.cwd))
+            new_store = store_class.in_memory(Path(new_cwd))
         else:
             new_store = store_class.create(
                 store.session_dir,
-                Path(store.cwd),
+                Path(new_cwd),
                 parent_session=parent_session,
                 blob_dir=store.blobs.directory if store.blobs else None,
             )
         store.close()
         return new_store
 
-    header = new_header(store.cwd, parent_session=parent_session)
+    header = new_header(new_cwd, parent_session=parent_session)
     new_store = store_class.from_entries(
         header,
         _path_with_labels(store, parent_id),
