@@ -232,3 +232,36 @@ async def test_a_second_process_on_the_same_session_file_is_refused(
     assert result.returncode == 1 and result.stdout == b""
     assert b"Traceback" not in result.stderr and result.stderr.strip()
     assert still_alive["messageCount"] == 2
+
+
+async def test_switch_session_to_a_symlink_of_the_open_file_reopens_it_and_a_second_process_is_refused(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    import subprocess
+    import sys
+
+    fake_llm.script(script.text("a1"), script.text("a2"))
+    async with spawn(workspace) as client:
+        await client.prompt_and_wait("q1?")
+        path = Path((await client.get_state())["sessionFile"])
+        alias = path.with_name("alias.jsonl")
+        alias.symlink_to(path.name)
+        switched = await client.request({"id": "s", "type": "switch_session", "sessionPath": str(alias)})
+        state = await client.get_state()
+        second = subprocess.run(
+            [sys.executable, "-m", "xcsh", "--mode", "rpc", *_args(workspace, "--session", str(path))],
+            cwd=workspace.proj,
+            env=workspace.env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        await client.prompt_and_wait("q2?")
+    assert switched["success"] is True and state["messageCount"] == 2
+    assert second.returncode == 1 and b"already open for writing" in second.stderr
+    assert [e["message"]["content"][0]["text"] for e in _lines(path)[1:] if e["type"] == "message"] == [
+        "q1?",
+        "a1",
+        "q2?",
+        "a2",
+    ]

@@ -88,7 +88,7 @@ class SessionSwitcher:
         path = Path(os.path.abspath(os.path.expanduser(session_path)))
         current = self._store()
         try:
-            if current.path is not None and Path(current.path) == path:
+            if current.path is not None and os.path.realpath(current.path) == os.path.realpath(path):
                 current.close()
             store = SessionStore.open(
                 path, cwd_for_new=self._cwd, blob_dir=self._blob_dir, session_dir=self._session_dir

@@ -212,3 +212,34 @@ def test_appends_while_the_fsync_thread_gathers_are_written_at_once_and_close_en
     syncers[0].join(timeout=10)
     assert not syncers[0].is_alive()
     assert len(assert_valid_jsonl(store.path)) == 7  # header + 6 entries
+
+
+def test_a_symlink_to_an_open_session_file_is_refused_like_the_file(tmp_path: Path) -> None:
+    first = SessionStore.create(tmp_path / "s", tmp_path)
+    first.append_message(user("q"))
+    assert first.path is not None
+    alias = first.path.with_name("alias.jsonl")
+    alias.symlink_to(first.path.name)
+    with pytest.raises(SessionLockedError, match="already open for writing"):
+        SessionStore.open(alias, cwd_for_new=tmp_path)
+    first.close()
+
+
+def test_a_session_opened_through_a_symlink_is_rewritten_in_its_real_file_and_the_link_kept(
+    tmp_path: Path,
+) -> None:
+    first = SessionStore.create(tmp_path / "s", tmp_path)
+    first.append_message(user("q"))
+    real = first.path
+    assert real is not None
+    first.close()
+    alias = tmp_path / "alias.jsonl"
+    alias.symlink_to(real)
+    store = SessionStore.open(alias, cwd_for_new=tmp_path)
+    assert store.path == real
+    store.set_title("renamed through the link")
+    store.append_message(assistant("a"))
+    store.close()
+    assert alias.is_symlink() and alias.resolve() == real
+    lines = assert_valid_jsonl(real)
+    assert lines[0]["title"] == "renamed through the link" and len(lines) == 3

@@ -180,7 +180,8 @@ class SessionStore(EntryAppends):
         blob_dir: Path | None = None,
         session_dir: Path | None = None,
     ) -> SessionStore:
-        """Open (and lock) the session file at ``path``.
+        """Open (and lock) the session file at ``path`` (a symlink's target: :attr:`path` is then
+        the target's).
 
         A missing or empty file becomes a new session written at that exact path at
         once; a file with content that is not a session raises
@@ -193,6 +194,10 @@ class SessionStore(EntryAppends):
         from xcsh.coding.sessions.loading import check_openable  # opening a file only: not a new session
 
         path = Path(os.path.abspath(os.path.expanduser(path)))
+        if os.path.islink(path):
+            # a symlink to a session file is that file: its lock (``<file>.lock`` beside it) and
+            # its rewrites (renamed over it, not over the link) are the real file's
+            path = Path(os.path.realpath(path))
         check_openable(path)
         make_private_dirs(path.parent)
         lock = SessionFileLock.acquire(path)
