@@ -20,6 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from xcsh.coding.discovery.frontmatter import parse_front_matter
+from xcsh.coding.discovery.walk import kind_of
 from xcsh.coding.private_fs import Foreign, foreign_status
 
 logger = logging.getLogger(__name__)
@@ -358,12 +359,17 @@ def non_empty_dir(path: Path) -> bool:
 
 
 def files_in(directory: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    """Visible files of ``directory`` (not recursive) ending in one of ``suffixes``, sorted by name."""
+    """Visible files of ``directory`` (not recursive) ending in one of ``suffixes``, sorted by name;
+    an entry that cannot be examined is skipped alone (:func:`~xcsh.coding.discovery.walk.kind_of`)."""
     try:
         entries = sorted(directory.iterdir(), key=lambda p: p.name)
     except OSError:
         return []
-    return [p for p in entries if not p.name.startswith(".") and p.name.endswith(suffixes) and p.is_file()]
+    return [
+        p
+        for p in entries
+        if not p.name.startswith(".") and p.name.endswith(suffixes) and kind_of(p) == "file"
+    ]
 
 
 def source(provider: str, name: str, path: Path, level: Level) -> Source:
@@ -400,9 +406,10 @@ def scan_skills(
     """Skills in ``directory``: every visible ``<folder>/SKILL.md``; the name is the front
     matter's ``name`` or the folder's. ``enabled: false`` skips a skill."""
     try:
-        folders = [p for p in directory.iterdir() if not p.name.startswith(".") and p.is_dir()]
+        entries = list(directory.iterdir())
     except OSError:
         return []
+    folders = [p for p in entries if not p.name.startswith(".") and kind_of(p) == "dir"]
     skills: list[SkillFile] = []
     for folder in folders:
         path = folder / "SKILL.md"

@@ -32,6 +32,7 @@ from xcsh.coding.discovery.base import (
     scoped,
 )
 from xcsh.coding.discovery.providers import PROVIDERS, Provider
+from xcsh.coding.discovery.walk import kind_of
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class Discovered(msgspec.Struct):
         candidates = [ctx.cwd / d / name for d in CONFIG_FILE_PROJECT_DIRS]
         user = [ctx.agent_dir / name, *(ctx.home / d / name for d in CONFIG_FILE_USER_DIRS)]
         for candidate in (*candidates, *user):
-            if candidate.is_file():
+            if kind_of(candidate) == "file":
                 refused = project_file_refused(ctx, candidate) if candidate in candidates else None
                 if refused is not None:
                     logger.warning("skipped %s: %s", candidate, refused)

@@ -19,6 +19,15 @@ MAX_DIRS = 5000
 SKIPPED = frozenset({"node_modules", ".git"})
 
 
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is a file; one whose ``stat`` fails (a link into a folder the user
+    cannot search) is not, and its folder's other entries are still looked at."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
 def nested_instruction_files(cwd: Path, *, limit: int = LIMIT, max_dirs: int = MAX_DIRS) -> list[str]:
     """Paths (relative to ``cwd``, ``/``-separated, sorted) of instruction files below it.
 
@@ -41,7 +50,7 @@ def nested_instruction_files(cwd: Path, *, limit: int = LIMIT, max_dirs: int = M
                 with os.scandir(directory) as entries:
                     for entry in entries:
                         name = entry.name
-                        if name in FILE_NAMES and entry.is_file():
+                        if name in FILE_NAMES and _is_file(entry):
                             files.add(name)
                         elif (
                             depth < MAX_DEPTH

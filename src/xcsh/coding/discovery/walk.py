@@ -1,10 +1,43 @@
-"""The bounded recursive walk of a discovery folder (xcsh's ``prompts/``, whose sub-folders group
-templates): a link loop or a huge tree in a repository cannot hang start-up."""
+"""How discovery looks at folder entries: one entry at a time (:func:`kind_of`), so one that
+cannot be examined is skipped on its own, and the bounded recursive walk of a discovery folder
+(xcsh's ``prompts/``, whose sub-folders group templates): a link loop or a huge tree in a
+repository cannot hang start-up."""
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 from pathlib import Path
+from typing import Literal
+
+logger = logging.getLogger(__name__)
+
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+"""Errors that mean "nothing there" (a missing file, a dangling or looping link), as pathlib's
+``is_file`` treats them: no warning."""
+
+
+def kind_of(path: Path) -> Literal["file", "dir"] | None:
+    """Whether ``path`` (links followed) is a regular file, a folder, or neither.
+
+    An entry whose ``stat`` fails for another reason (a link target name too long, EACCES
+    through a link into a folder the user cannot search) is neither, with a warning naming it:
+    it must not take its folder, or its whole source, out of discovery (pathlib's ``is_file``
+    raises there)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno not in _ABSENT:
+            logger.warning("skipped %s: %s", path, exc.strerror or exc)
+        return None
+    except ValueError:  # an embedded NUL byte
+        return None
+    if stat.S_ISREG(mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(mode) else None
+
 
 WALK_MAX_DEPTH = 8
 """How many folder levels below its root a recursive discovery walk descends (``prompts/``)."""
@@ -43,7 +76,8 @@ def files_below(directory: Path, suffix: str) -> list[tuple[Path, str]]:
                             continue
                         try:
                             is_dir = entry.is_dir()
-                        except OSError:
+                        except OSError as exc:
+                            logger.warning("skipped %s: %s", entry.path, exc.strerror or exc)
                             continue
                         if is_dir:
                             subdirs.append(entry.name)

@@ -21,7 +21,7 @@ from xcsh.coding.discovery.base import (
     system_prompt_file,
 )
 from xcsh.coding.discovery.providers.base import Provider
-from xcsh.coding.discovery.walk import files_below
+from xcsh.coding.discovery.walk import files_below, kind_of
 
 PROJECT_DIR = ".xcsh"
 # the agent dir also accepts the cross-agent names xcsh read before XCSH.md existed
@@ -110,12 +110,12 @@ class NativeProvider(Provider):
         dirs: list[AgentDir] = []
         for directory, _ in ancestors(ctx.cwd, None):
             candidate = directory / PROJECT_DIR / "agents"
-            if candidate.is_dir() and directory != ctx.home:
+            if directory != ctx.home and kind_of(candidate) == "dir":
                 dirs.append(
                     AgentDir(str(candidate), "project", source(self.id, self.name, candidate, "project"))
                 )
                 break
         user = ctx.agent_dir / "agents"
-        if user.is_dir():
+        if kind_of(user) == "dir":
             dirs.append(AgentDir(str(user), "user", source(self.id, self.name, user, "user")))
         return dirs

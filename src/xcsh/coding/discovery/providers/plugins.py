@@ -14,6 +14,7 @@ import msgspec
 
 from xcsh.coding.discovery.base import AgentDir, Found, LoadContext, command_files, scan_skills, source
 from xcsh.coding.discovery.providers.base import Provider
+from xcsh.coding.discovery.walk import kind_of
 
 MANIFESTS = (Path(".xcsh-plugin") / "plugin.json", Path(".claude-plugin") / "plugin.json")
 
@@ -51,7 +52,7 @@ class PluginsProvider(Provider):
                 for s in scan_skills(self.id, self.name, root / "skills", "user")
             ]
             agents = root / "agents"
-            if agents.is_dir():
+            if kind_of(agents) == "dir":
                 found.agent_dirs.append(
                     AgentDir(str(agents), "user", source(self.id, self.name, agents, "user"))
                 )

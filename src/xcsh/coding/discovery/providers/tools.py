@@ -31,6 +31,7 @@ from xcsh.coding.discovery.base import (
     system_prompt_file,
 )
 from xcsh.coding.discovery.providers.base import Provider
+from xcsh.coding.discovery.walk import kind_of
 
 Kind = Literal[
     "context", "system_prompt", "skills", "commands", "prompts", "agents", "rules", "rule", "nearest_rules"
@@ -97,7 +98,7 @@ class ToolProvider(Provider):
             files = command_files(self.id, self.name, path, level, name_from_front=place.named_in_front)
             (found.commands if kind == "commands" else found.prompts).extend(files)
         elif kind == "agents":
-            if path.is_dir():
+            if kind_of(path) == "dir":
                 found.agent_dirs.append(AgentDir(str(path), level, source(self.id, self.name, path, level)))
         elif kind == "rules":
             found.rules += rule_files(self.id, self.name, path, level, place.suffixes)
@@ -106,10 +107,11 @@ class ToolProvider(Provider):
         else:  # nearest_rules
             for directory, _ in ancestors(ctx.cwd, None):
                 candidate = directory / place.path
-                if candidate.is_dir():
+                what = kind_of(candidate)
+                if what == "dir":
                     found.rules += rule_files(self.id, self.name, candidate, level, place.suffixes)
                     break
-                if candidate.exists():
+                if what == "file":
                     self._rule(candidate, place, found)
                     break
 
