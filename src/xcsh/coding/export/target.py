@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from xcsh.coding.errors import CommandError
-from xcsh.coding.sessions.loading import read_header
+from xcsh.coding.sessions.headers import read_header
 
 _LOCK_SUFFIX = ".lock"
 

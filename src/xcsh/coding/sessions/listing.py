@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from pathlib import Path
 
 import msgspec
 
 from xcsh.coding.paths import session_dir_for as session_dir_for  # its historical home
-from xcsh.coding.sessions.entries import SessionError, is_valid_header, parse_line
+from xcsh.coding.sessions.entries import SessionError
+from xcsh.coding.sessions.headers import header_from, read_header
 from xcsh.coding.sessions.info_cache import InfoCache
 
 logger = logging.getLogger(__name__)
-
-_PREFIX_BYTES = 4096
 
 
 class SessionNotFoundError(SessionError, LookupError):
@@ -35,20 +35,9 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     first_message: str
 
 
-def _read_header(path: Path) -> dict[str, object] | None:
-    try:
-        with path.open("rb") as handle:
-            prefix = handle.read(_PREFIX_BYTES)
-    except OSError:
-        return None
-    first_line = prefix.split(b"\n", 1)[0]
-    header = parse_line(first_line)
-    return header if is_valid_header(header) else None
-
-
 def session_header_cwd(path: Path) -> str | None:
     """The ``cwd`` a session file's header names (None: no session there, or no ``cwd``)."""
-    header = _read_header(path)
+    header = read_header(path)
     cwd = header.get("cwd") if header is not None else None
     return cwd if isinstance(cwd, str) and cwd else None
 
@@ -95,7 +84,7 @@ def find_most_recent(directory: Path, cwd: Path | None = None) -> Path | None:
     candidates = [
         (p, _mtime(p))
         for p in _session_files(directory)
-        if (header := _read_header(p)) is not None and (cwd is None or same_project(header.get("cwd"), cwd))
+        if (header := read_header(p)) is not None and (cwd is None or same_project(header.get("cwd"), cwd))
     ]
     if not candidates:
         return None
@@ -111,10 +100,12 @@ def read_session_info(path: Path, cache: InfoCache | None = None) -> SessionInfo
     try:
         with path.open("rb") as handle:
             st = os.fstat(handle.fileno())
-            head = handle.readline()
-            header = parse_line(head.removesuffix(b"\n"))
-            if header is None or not is_valid_header(header):
+            if not stat.S_ISREG(st.st_mode):
                 return None
+            found = header_from(handle)
+            if found is None:
+                return None
+            header, head = found
             counts = (cache or InfoCache(None)).body_counts(path, handle, st, head)
     except OSError:
         return None
@@ -166,7 +157,7 @@ def _matches(path: Path, session_id: str, prefix: str) -> bool:
 def _find_matches(paths: list[Path], prefix: str) -> list[Path]:
     found: list[tuple[Path, float]] = []
     for path in paths:
-        header = _read_header(path)
+        header = read_header(path)
         if header is not None and _matches(path, str(header["id"]), prefix):
             found.append((path, _mtime(path)))
     found.sort(key=lambda item: item[1], reverse=True)

@@ -26,7 +26,6 @@ from xcsh.coding.sessions.migrate import migrate_to_current, strip_responses_rep
 logger = logging.getLogger(__name__)
 
 _SNIFF_BYTES = 1 << 20
-HEADER_SCAN_BYTES = 16 << 20  # how far a lookup reads for a header (blank or unparseable lines, a long title)
 
 
 def check_openable(path: Path) -> None:
@@ -58,35 +57,6 @@ def check_openable(path: Path) -> None:
             content = content or bool(line.strip())
     if content:
         raise NotASessionError(path)
-
-
-def read_header(path: Path, *, limit: int = HEADER_SCAN_BYTES) -> tuple[dict[str, object], bytes] | None:
-    """The header of the session file at ``path`` and the bytes up to and including its line,
-    or None when ``path`` is no readable session file.
-
-    As the reader does (session-format §2), blank and unparseable lines are skipped and the
-    first JSON object decides, and a long header line (a long title) is read whole. Only the
-    first ``limit`` bytes are looked at, so a large file that is not a session costs little;
-    anything but a regular file (a FIFO would block) is no session file.
-    """
-    head: list[bytes] = []
-    consumed = 0
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with path.open("rb") as handle:
-            while consumed < limit:
-                line = handle.readline(limit - consumed)
-                if not line:
-                    return None
-                head.append(line)
-                consumed += len(line)
-                obj = parse_line(line)
-                if obj is not None:
-                    return (obj, b"".join(head)) if is_valid_header(obj) else None
-    except OSError:
-        return None
-    return None
 
 
 def _has_header(parsed: ParsedFile) -> bool:
