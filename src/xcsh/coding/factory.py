@@ -35,6 +35,7 @@ from xcsh.coding.session import AgentSession
 from xcsh.coding.session_state import SessionConfig
 from xcsh.coding.sessions.context import SessionContext
 from xcsh.coding.sessions.entries import SessionError
+from xcsh.coding.sessions.lock import SessionLockedError
 from xcsh.coding.sessions.store import SessionStore
 from xcsh.coding.settings import RPC_RESET_KEYS, Settings, SettingsError
 from xcsh.coding.system_prompt import read_text_or_file
@@ -235,7 +236,7 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
     try:
         if options.fork or options.session is not None or options.continue_session:
             # only to find an existing session (not paid by a new one)
-            from xcsh.coding.sessions.listing import find_most_recent, resolve_session_arg
+            from xcsh.coding.sessions.listing import recent_sessions, resolve_session_arg
         if options.fork:
             from xcsh.coding.sessions.branching import fork_file  # --fork only
 
@@ -249,15 +250,47 @@ def _open_store(options: StartupOptions) -> tuple[SessionStore, bool]:
             return store, bool(store.entries)
         if options.continue_session:
             # in the per-project folder, only this cwd's sessions: another path may encode the same
-            recent = find_most_recent(directory, options.cwd if options.session_dir is None else None)
-            if recent is not None:
-                store = SessionStore.open(recent, cwd_for_new=options.cwd, blob_dir=blob_dir)
-                return store, bool(store.entries)
+            recent = recent_sessions(directory, options.cwd if options.session_dir is None else None)
+            continued = _open_most_recent(recent, options.cwd, blob_dir)
+            if continued is not None:
+                return continued, bool(continued.entries)
         return SessionStore.create(directory, options.cwd, blob_dir=blob_dir), False
     except StartupError:
         raise
     except (OSError, ValueError, LookupError, SessionError) as exc:
         raise StartupError(str(exc)) from exc
+
+
+def _open_most_recent(recent: list[Path], cwd: Path, blob_dir: Path) -> SessionStore | None:
+    """``--continue``: the most recent session not open in another process (None: none is).
+
+    One writer per session file (``sessions/lock.py``): a second window's ``--continue`` takes
+    the next most recent session, or a new one, and says so on stderr instead of failing.
+    """
+    skipped: list[SessionLockedError] = []
+    for path in recent:
+        try:
+            store = SessionStore.open(path, cwd_for_new=cwd, blob_dir=blob_dir)
+        except SessionLockedError as exc:
+            skipped.append(exc)
+            continue
+        if skipped:
+            logger.warning(
+                "--continue: %s; continuing the most recent session not open elsewhere, %s",
+                _open_elsewhere(skipped),
+                path,
+            )
+        return store
+    if skipped:
+        logger.warning("--continue: %s; starting a new session", _open_elsewhere(skipped))
+    return None
+
+
+def _open_elsewhere(skipped: list[SessionLockedError]) -> str:
+    first = skipped[0]
+    where = f"process {first.holder_pid}" if first.holder_pid is not None else "another process"
+    more = f" (and {len(skipped) - 1} more session(s) open elsewhere)" if len(skipped) > 1 else ""
+    return f"the most recent session {first.session_path} is open in {where}{more}"
 
 
 def _default_role(settings: Settings, registry: ModelRegistry) -> tuple[Model, ThinkingLevel | None] | None:

@@ -78,17 +78,23 @@ def same_project(header_cwd: object, cwd: Path) -> bool:
     return os.path.realpath(header_cwd) == os.path.realpath(cwd)
 
 
-def find_most_recent(directory: Path, cwd: Path | None = None) -> Path | None:
-    """The most recently modified valid session file of ``directory`` (None when there is none);
-    with ``cwd``, only sessions whose header names that directory (:func:`same_project`)."""
+def recent_sessions(directory: Path, cwd: Path | None = None) -> list[Path]:
+    """The valid session files of ``directory``, most recently modified first; with ``cwd``,
+    only sessions whose header names that directory (:func:`same_project`)."""
     candidates = [
         (p, _mtime(p))
         for p in _session_files(directory)
         if (header := read_header(p)) is not None and (cwd is None or same_project(header.get("cwd"), cwd))
     ]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda item: item[1])[0]
+    candidates.sort(key=lambda item: item[1], reverse=True)
+    return [p for p, _ in candidates]
+
+
+def find_most_recent(directory: Path, cwd: Path | None = None) -> Path | None:
+    """The most recently modified valid session file of ``directory`` (None when there is none);
+    with ``cwd``, only sessions whose header names that directory (:func:`same_project`)."""
+    found = recent_sessions(directory, cwd)
+    return found[0] if found else None
 
 
 def read_session_info(path: Path, cache: InfoCache | None = None) -> SessionInfo | None:
