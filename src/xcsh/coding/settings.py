@@ -150,6 +150,19 @@ def _without(tree: dict[str, Any], prefixes: tuple[str, ...], prefix: str) -> di
     return out
 
 
+def _merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:
+    """Put ``source`` over ``target``: mappings in both are merged, anything else replaces (new
+    dicts are made, so no layer is changed)."""
+    for name, value in source.items():
+        below = target.get(name)
+        if isinstance(value, dict):
+            merged: dict[str, Any] = dict(below) if isinstance(below, dict) else {}
+            _merge_into(merged, value)
+            target[name] = merged
+        else:
+            target[name] = value
+
+
 def _load_yaml(path: Path, cache_dir: Path | None = None) -> dict[str, Any]:
     """The mapping in ``path`` ({} when absent); with ``cache_dir``, an unchanged file's parse
     comes from there (:mod:`xcsh.coding.yaml_cache`)."""
@@ -191,7 +204,8 @@ _NOWHERE, _OVERRIDE, _LAYER = 0, 1, 2  # where get() found a key
 
 
 class Settings:
-    """Layered settings: overrides > project file > user file > defaults.
+    """Layered settings: overrides > project file > user file > defaults (a mapping value merged
+    key by key over the layers below, :meth:`_find`).
 
     ``version`` grows with every change made through this object (the layers are private and
     changed only here), so a reader may keep a value derived from settings until it moves.
@@ -260,13 +274,28 @@ class Settings:
         return copy.deepcopy(value)  # a caller may change what it gets
 
     def _find(self, key: str) -> tuple[int, Any]:
+        """An override as given; else the project's, user's or default value, where a mapping is
+        merged key by key over the mappings below it (the reference's deep merge: a project's
+        ``bash.environment`` adds to the user's). An untrusted project's protected keys were
+        dropped from its layer (:meth:`drop_project_keys`), so they never enter a merge."""
         if key in self._overrides:
             return _OVERRIDE, self._overrides[key]
+        mappings: list[dict[str, Any]] = []
         for layer in (self._project, self._user, DEFAULTS):
             found, value = _lookup(layer, key)
-            if found:
-                return _LAYER, value
-        return _NOWHERE, None
+            if not found:
+                continue
+            if not isinstance(value, dict):
+                if not mappings:
+                    return _LAYER, value
+                break  # a mapping above replaced this value whole
+            mappings.append(value)
+        if not mappings:
+            return _NOWHERE, None
+        merged: dict[str, Any] = {}
+        for mapping in reversed(mappings):
+            _merge_into(merged, mapping)
+        return _LAYER, merged
 
     def is_configured(self, key: str) -> bool:
         """True when ``key`` is set by an override, the project file or the user file (not a default)."""
