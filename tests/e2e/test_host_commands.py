@@ -168,6 +168,56 @@ async def test_get_tree_keeps_self_parented_and_orphaned_entries_as_roots_and_fo
     assert tree["leafId"] == "e" and set(tree["path"]) <= set(tree_ids(tree["tree"]))
 
 
+def tree_nodes(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for n in nodes for m in [n, *tree_nodes(n["children"])]]
+
+
+async def test_get_tree_names_only_nodes_of_the_tree_when_the_leaf_and_parents_are_label_entries(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    stamp = "2026-01-01T00:00:00.000Z"
+
+    def message(entry_id: str, parent: str, role: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": entry_id}], "timestamp": 1}
+        if role == "assistant":
+            body.update({"api": "openai-completions", "provider": "fake", "model": "fake-model"})
+            body["stopReason"] = "stop"
+        return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp, "message": body}
+
+    def label(entry_id: str, parent: str, target: str, text: str | None) -> dict[str, Any]:
+        entry = {"type": "label", "id": entry_id, "parentId": parent, "timestamp": stamp, "targetId": target}
+        return {**entry, "label": text} if text is not None else entry
+
+    model = {"type": "model_change", "id": "m0", "parentId": None, "timestamp": stamp}
+    lines = [
+        {"type": "session", "version": 3, "id": "labels", "timestamp": stamp, "cwd": str(workspace.proj)},
+        {**model, "provider": "fake", "modelId": "fake-model"},
+        message("u1", "m0", "user"),
+        message("a1", "u1", "assistant"),
+        label("l1", "a1", "u1", "first"),
+        label("l2", "l1", "a1", "second"),
+        label("l3", "l2", "a1", None),
+        message("u2", "l3", "user"),
+        message("a2", "u2", "assistant"),
+        label("l4", "a2", "u2", "third"),
+    ]
+    session = tmp_path / "labels.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    async with spawn(
+        workspace, "--session", str(session), base=["--model", "fake/fake-model", "--no-tools"]
+    ) as client:
+        tree = await client.get_tree()
+    nodes = {n["id"]: n for n in tree_nodes(tree["tree"])}
+    assert sorted(nodes) == ["a1", "a2", "m0", "u1", "u2"]
+    assert tree["leafId"] == "a2" and tree["path"] == ["m0", "u1", "a1", "u2", "a2"]
+    assert nodes["u2"]["parentId"] == "a1"
+    assert all(n["parentId"] is None or n["parentId"] in nodes for n in nodes.values())
+    assert [(n["id"], n.get("label")) for n in nodes.values() if "label" in n] == [
+        ("u1", "first"),
+        ("u2", "third"),
+    ]
+
+
 async def test_set_active_tools_switches_tools_for_the_next_model_call(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:

@@ -111,9 +111,11 @@ def _preview(entry: dict[str, Any]) -> str | None:
 def entry_tree(session: AgentSession) -> dict[str, Any]:
     """``get_tree``: the session's entries as a tree (``label`` entries folded into their targets).
 
-    Each node: ``id``, ``parentId``, ``type``, ``timestamp``, ``role`` (message entries),
-    ``preview`` (a one-line excerpt), ``label`` (when labelled) and ``children``. ``leafId`` is
-    the entry new messages attach to; ``path`` lists the ids from the root to it.
+    Each node: ``id``, ``parentId`` (past folded label entries: the node it hangs under),
+    ``type``, ``timestamp``, ``role`` (message entries), ``preview`` (a one-line excerpt),
+    ``label`` (when labelled) and ``children``. ``leafId`` is the node new messages attach
+    under (the leaf, or its nearest ancestor that is not a label entry); ``path`` lists the
+    ids from the root to it. Every id named is a node of the tree.
     """
     store = session.store
     nodes: dict[str, dict[str, Any]] = {}
@@ -126,7 +128,7 @@ def entry_tree(session: AgentSession) -> dict[str, Any]:
             continue
         node: dict[str, Any] = {
             "id": raw.get("id"),
-            "parentId": raw.get("parentId"),
+            "parentId": _folded_parent(raw.get("parentId"), label_parents),
             "type": raw.get("type"),
             "timestamp": raw.get("timestamp"),
         }
@@ -143,24 +145,24 @@ def entry_tree(session: AgentSession) -> dict[str, Any]:
         # the parent is looked up before this node is known, so an entry that is its own
         # parent (or whose parent is not an earlier entry) is a root and every entry is in
         # the tree once: no cycle, nothing hanging off an unreachable node
-        parent_key = _tree_parent(node["parentId"], label_parents)
+        parent_key = None if node["parentId"] is None else str(node["parentId"])
         parent = nodes.get(parent_key) if parent_key is not None else None
         (parent["children"] if parent is not None else roots).append(node)
         nodes[str(node["id"])] = node
-    leaf = store.leaf_id
-    path = [str(e.get("id")) for e in store.branch_path(leaf) if e.get("type") != "label"]
-    return {"tree": roots, "leafId": leaf, "path": path}
+    # the leaf is a label entry whenever the last thing appended was a label (a branch of a
+    # labelled path, an extension's setLabel): the tree shows the node the label hangs under
+    path = [str(e.get("id")) for e in store.branch_path(store.leaf_id) if e.get("type") != "label"]
+    return {"tree": roots, "leafId": path[-1] if path else None, "path": path}
 
 
-def _tree_parent(parent_id: Any, label_parents: dict[str, Any]) -> str | None:
-    """The id under which an entry hangs in ``get_tree``: its parent's, past folded labels."""
+def _folded_parent(parent_id: Any, label_parents: dict[str, Any]) -> Any:
+    """An entry's ``parentId`` in ``get_tree``: past folded label entries, the entry it hangs
+    under (any other value as written: a root's None, a hand-edited parent naming no entry)."""
     seen: set[str] = set()
-    key = str(parent_id)
-    while parent_id is not None and key in label_parents and key not in seen:
-        seen.add(key)
-        parent_id = label_parents[key]
-        key = str(parent_id)
-    return key if parent_id is not None else None
+    while parent_id is not None and str(parent_id) in label_parents and str(parent_id) not in seen:
+        seen.add(str(parent_id))
+        parent_id = label_parents[str(parent_id)]
+    return parent_id
 
 
 def tool_infos(session: AgentSession) -> dict[str, Any]:

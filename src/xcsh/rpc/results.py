@@ -267,7 +267,9 @@ class TreeNode(TypedDict):
     """A session entry in the tree (`label` entries are folded into their targets)."""
 
     id: str
-    parentId: str | None
+    parentId: Annotated[
+        str | None, Meta(description="The parent entry's id, past label entries (folded into their targets).")
+    ]
     type: str
     timestamp: Any
     role: NotRequired[str]
@@ -280,7 +282,12 @@ class TreeResult(TypedDict):
     """`get_tree` data."""
 
     tree: list[TreeNode]
-    leafId: Annotated[str | None, Meta(description="Where the next entry attaches.")]
+    leafId: Annotated[
+        str | None,
+        Meta(
+            description="The node the next entry attaches under (past label entries, folded into their targets)."
+        ),
+    ]
     path: Annotated[list[str], Meta(description="Entry ids from the root to the leaf (the active branch).")]
 
 
