@@ -7,6 +7,7 @@ stderr; the CLI prints it and exits with code 1.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -186,6 +187,9 @@ def _decide_trust(options: StartupOptions, settings: Settings) -> bool:
             trusted_dirs=settings.trusted_dirs(),
             project_setting_keys=keys,
             project_extensions=extensions,
+            project_settings_files=[
+                os.path.relpath(f, options.cwd).replace(os.sep, "/") for f in settings.project_files
+            ],
         )
     except OSError as exc:
         raise StartupError(f"Could not record trust in {options.agent_dir}: {exc}") from exc

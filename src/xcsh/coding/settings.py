@@ -1,6 +1,7 @@
-"""Settings: built-in defaults, overlaid by user and project ``config.yml``, plus runtime overrides.
+"""Settings: built-in defaults, overlaid by the user's ``config.yml`` and the project's settings
+(``.xcsh/settings.json``, ``.xcsh/config.yml``), plus runtime overrides.
 
-Keys are dotted paths (``retry.baseDelayMs``). Files hold nested YAML mappings. Writes
+Keys are dotted paths (``retry.baseDelayMs``). Files hold nested mappings (:mod:`xcsh.coding.settings_files`). Writes
 (``set``) go to the user file (``<agent dir>/config.yml``): under an exclusive lock on
 ``config.yml.lock`` the file is read again, only the keys being set are changed (the user's
 comments and key order are kept), and the result replaces the file atomically (mode ``0600``) —
@@ -11,19 +12,38 @@ settings) are never persisted and win over files.
 from __future__ import annotations
 
 import copy
-import fcntl
 import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from xcsh.coding.private_fs import foreign_status, make_private_dirs, open_private, write_private_file
-from xcsh.coding.yaml_cache import cache_dir_for, read_yaml_file
-from xcsh.coding.yaml_cache import forget as forget_cached_yaml
-from xcsh.coding.yaml_load import safe_load
+from xcsh.coding.private_fs import foreign_status
+from xcsh.coding.settings_files import (
+    SettingsError,
+    assign,
+    load_project_settings,
+    load_settings_yaml,
+    merge_into,
+    settings_lock_path,
+    update_settings_file,
+)
+from xcsh.coding.yaml_cache import cache_dir_for
+
+__all__ = [
+    "DEFAULTS",
+    "RPC_RESET_KEYS",
+    "Settings",
+    "SettingsError",
+    "settings_lock_path",
+    "update_settings_file",
+]
 
 logger = logging.getLogger(__name__)
+
+PROJECT_FILES = (os.path.join(".xcsh", "settings.json"), os.path.join(".xcsh", "config.yml"))
+"""cwd's project settings files, in merge order: the reference reads ``.xcsh/settings.json``;
+xcsh's own ``.xcsh/config.yml`` (the user file's format) wins over it key by key."""
 
 DEFAULTS: dict[str, Any] = {
     "steeringMode": "one-at-a-time",
@@ -96,10 +116,6 @@ RPC_RESET_KEYS = (
 )
 
 
-class SettingsError(ValueError):
-    """A settings file could not be read; the message names the file."""
-
-
 def _lookup(tree: Any, key: str) -> tuple[bool, Any]:
     """Find ``key`` in a nested mapping; a literal dotted key (``reminders.max``) also matches."""
     if not isinstance(tree, dict):
@@ -115,18 +131,6 @@ def _lookup(tree: Any, key: str) -> tuple[bool, Any]:
         nxt, sep, rest = rest.partition(".")
         head = f"{head}.{nxt}"
     return False, None
-
-
-def _assign(tree: dict[str, Any], key: str, value: Any) -> None:
-    parts = key.split(".")
-    node = tree
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node = child
-    node[parts[-1]] = value
 
 
 def _flatten(tree: dict[str, Any], prefix: str = "") -> list[str]:
@@ -150,55 +154,6 @@ def _without(tree: dict[str, Any], prefixes: tuple[str, ...], prefix: str) -> di
     return out
 
 
-def _merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:
-    """Put ``source`` over ``target``: mappings in both are merged, anything else replaces (new
-    dicts are made, so no layer is changed)."""
-    for name, value in source.items():
-        below = target.get(name)
-        if isinstance(value, dict):
-            merged: dict[str, Any] = dict(below) if isinstance(below, dict) else {}
-            _merge_into(merged, value)
-            target[name] = merged
-        else:
-            target[name] = value
-
-
-def _load_yaml(path: Path, cache_dir: Path | None = None) -> dict[str, Any]:
-    """The mapping in ``path`` ({} when absent); with ``cache_dir``, an unchanged file's parse
-    comes from there (:mod:`xcsh.coding.yaml_cache`)."""
-    if not path.is_file():
-        forget_cached_yaml(path, cache_dir)
-        return {}
-
-    def parse(text: str) -> Any:
-        import yaml
-
-        try:
-            return safe_load(text)
-        except yaml.YAMLError as exc:
-            raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
-
-    try:
-        data = read_yaml_file(path, parse, cache_dir)
-    except OSError as exc:
-        raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise SettingsError(f"Settings file {path} must contain a mapping at the top level")
-    return data
-
-
-def _load_project_yaml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
-    """The project's settings; a file that cannot be read (invalid YAML, an alias bomb, not a
-    mapping) is ignored with a warning naming it, so a repository cannot stop xcsh from starting."""
-    try:
-        return _load_yaml(path, cache_dir)
-    except SettingsError as exc:
-        logger.warning("%s; the project's settings are ignored", exc)
-        return {}
-
-
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 _NOWHERE, _OVERRIDE, _LAYER = 0, 1, 2  # where get() found a key
 
@@ -218,11 +173,13 @@ class Settings:
         project_file: Path | None = None,
         cache_dir: Path | None = None,
     ) -> None:
-        """``cache_dir``: where unchanged files' parses are kept (:mod:`xcsh.coding.yaml_cache`)."""
+        """``project_file``: a project settings file (YAML, or JSON when named ``*.json``);
+        ``cache_dir``: where unchanged files' parses are kept (:mod:`xcsh.coding.yaml_cache`)."""
         self.user_file = user_file
-        self.project_file = project_file
-        self._user = _load_yaml(user_file, cache_dir) if user_file else {}
-        self._project = _load_project_yaml(project_file, cache_dir) if project_file else {}
+        self.project_files: list[Path] = [project_file] if project_file is not None else []
+        """The project settings files read, in merge order (later wins)."""
+        self._user = load_settings_yaml(user_file, cache_dir) if user_file else {}
+        self._project = load_project_settings(self.project_files, cache_dir)
         self._overrides: dict[str, Any] = {}
         self.version = 0
         # get()'s lookups (where the key was found, its value) since the last change
@@ -231,17 +188,20 @@ class Settings:
 
     @classmethod
     def load(cls, agent_dir: Path, cwd: Path | None = None, *, grant: bool = False) -> Settings:
-        """The user's settings and cwd's ``.xcsh/config.yml``, unless ``.xcsh/`` or cwd is a folder
-        another user controls (:func:`xcsh.coding.private_fs.foreign_status`) and the user has not
-        trusted cwd (``grant``: this run's ``--trust``; ``trust.projects``; a recorded ``--trust``);
-        then a warning names the file, why, and how to trust cwd. A shared folder like ``/tmp``
-        (writable by every user, sticky) is never trusted so."""
+        """The user's settings and cwd's project settings (:data:`PROJECT_FILES`: the reference's
+        ``.xcsh/settings.json``, then ``.xcsh/config.yml`` over it), unless ``.xcsh/`` or cwd is a
+        folder another user controls (:func:`xcsh.coding.private_fs.foreign_status`) and the user
+        has not trusted cwd (``grant``: this run's ``--trust``; ``trust.projects``; a recorded
+        ``--trust``); then a warning names the files, why, and how to trust cwd. A shared folder
+        like ``/tmp`` (writable by every user, sticky) is never trusted so."""
         cache_dir = cache_dir_for(agent_dir)
         settings = cls(user_file=agent_dir / "config.yml", cache_dir=cache_dir)
-        project = cwd / ".xcsh" / "config.yml" if cwd is not None else None
-        if cwd is None or project is None or not project.is_file():
+        if cwd is None:
             return settings
-        for folder in (project.parent, cwd):
+        files = [cwd / name for name in PROJECT_FILES if os.path.isfile(cwd / name)]
+        if not files:
+            return settings
+        for folder in (files[0].parent, cwd):
             verdict = foreign_status(folder)
             if verdict is None:
                 continue
@@ -252,10 +212,11 @@ class Settings:
             ):
                 continue
             remedy = "" if verdict.shared else f"; {trust.remedy(cwd, agent_dir)}"
-            logger.warning("skipped %s: %s is %s, not yours%s", project, folder, verdict.reason, remedy)
+            named = ", ".join(str(f) for f in files)
+            logger.warning("skipped %s: %s is %s, not yours%s", named, folder, verdict.reason, remedy)
             return settings
-        settings.project_file = project
-        settings._project = _load_project_yaml(project, cache_dir)
+        settings.project_files = files
+        settings._project = load_project_settings(files, cache_dir)
         return settings
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -294,7 +255,7 @@ class Settings:
             return _NOWHERE, None
         merged: dict[str, Any] = {}
         for mapping in reversed(mappings):
-            _merge_into(merged, mapping)
+            merge_into(merged, mapping)
         return _LAYER, merged
 
     def is_configured(self, key: str) -> bool:
@@ -381,7 +342,7 @@ class Settings:
         self.version += 1
         for key, value in values.items():
             self._overrides.pop(key, None)
-            _assign(self._user, key, copy.deepcopy(value))
+            assign(self._user, key, copy.deepcopy(value))
         if self.user_file is None:
             return
         try:
@@ -389,80 +350,3 @@ class Settings:
             self.version += 1
         except (OSError, SettingsError) as exc:
             logger.warning("could not persist settings %s to %s: %s", ", ".join(values), self.user_file, exc)
-
-
-def settings_lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
-
-
-def update_settings_file(path: Path, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Change only ``values`` in the YAML mapping at ``path``, under an exclusive ``flock``.
-
-    The lock file (``<path>.lock``, mode ``0600``) is kept; the settings file is
-    replaced atomically with mode ``0600``. Returns the new content. Raises
-    :class:`SettingsError` when the existing file is not a readable mapping (it is
-    then not touched) and ``OSError`` on I/O failures.
-    """
-    import yaml
-
-    make_private_dirs(path.parent)
-    fd = open_private(settings_lock_path(path), os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        tree = _load_yaml(path)
-        for key, value in values.items():
-            _assign(tree, key, copy.deepcopy(value))
-        text = _rewrite_keeping_comments(path, values, tree)
-        if text is None:
-            text = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True)
-        write_private_file(path, text.encode("utf-8"))
-        return tree
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
-
-
-def _rewrite_keeping_comments(path: Path, values: Mapping[str, Any], expected: dict[str, Any]) -> str | None:
-    """The file's text with ``values`` set and its comments, key order and indentation kept (ruamel.yaml).
-
-    The indentation is guessed from the file (one width for its blocks, one offset for list
-    dashes): a file that indents its blocks inconsistently comes back indented one way.
-
-    None when the file is empty or absent (nothing to keep), or when the round-trip text would not
-    read back, through the reader every load uses (PyYAML), exactly as ``expected``: the two
-    libraries follow different YAML versions (``yes`` is a boolean to one and a string to the
-    other), so the caller then writes a plain dump instead, losing comments rather than meaning.
-    """
-    try:
-        original = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    if not original.strip():
-        return None
-    import io
-
-    import yaml
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError as RoundTripError
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    editor = YAML(typ="rt")
-    editor.width = 4096  # never fold a long value the user wrote on one line
-    try:
-        document, indent, dash_offset = load_yaml_guess_indent(original)
-        if not isinstance(document, dict):
-            return None
-        if indent is not None:  # the file's own indentation, not ruamel's default of two
-            editor.indent(mapping=indent, sequence=indent, offset=dash_offset or 0)
-        for key, value in values.items():
-            _assign(document, key, copy.deepcopy(value))
-        out = io.StringIO()
-        editor.dump(document, out)
-    except (RoundTripError, ValueError, TypeError):
-        return None
-    text = out.getvalue()
-    try:
-        if safe_load(text) != expected:
-            return None
-    except yaml.YAMLError:
-        return None
-    return text

@@ -2,7 +2,7 @@
 
 A project directory can make xcsh run code in two ways: Python extensions in
 ``<project>/.xcsh/extensions/`` (imported at start-up) and settings in
-``<project>/.xcsh/config.yml`` that run code or weaken a protection
+``<project>/.xcsh/config.yml`` or ``.xcsh/settings.json`` that run code or weaken a protection
 (:data:`PROTECTED_SETTINGS`, e.g. ``bash.environment`` can set ``BASH_ENV``). Both are
 used only when the user trusted that directory:
 
@@ -35,6 +35,8 @@ from xcsh.coding.private_fs import make_private_dirs, open_private, write_privat
 STORE_NAME = "trust.json"
 PROJECT_EXTENSIONS = Path(".xcsh") / "extensions"
 PROJECT_SETTINGS = Path(".xcsh") / "config.yml"
+PROJECT_SETTINGS_JSON = Path(".xcsh") / "settings.json"
+"""The reference's project settings file, read too (coding/settings.py ``PROJECT_FILES``)."""
 PROJECTS_SETTING = "trust.projects"
 # Project settings that choose the model or its thinking: an untrusted repository must not move
 # the user from a local model to a cloud provider (their code would leave the machine) or to a
@@ -84,9 +86,9 @@ def _code_files(project: Path) -> list[Path]:
             dirs.sort()
             in_cache = os.path.basename(directory) == _CACHE_DIR
             files.extend(Path(directory) / n for n in sorted(names) if not (in_cache and n.endswith(".pyc")))
-    settings = project / PROJECT_SETTINGS
-    if settings.is_file():
-        files.append(settings)
+    for name in (PROJECT_SETTINGS, PROJECT_SETTINGS_JSON):  # config.yml first: older hashes stay valid
+        if os.path.isfile(project / name):
+            files.append(project / name)
     return files
 
 
@@ -114,6 +116,8 @@ class ProjectTrust(msgspec.Struct, kw_only=True):
     """True when a stored trust exists but the code changed since it was granted."""
     skipped_extensions: list[Path] = msgspec.field(default_factory=list)
     skipped_settings: list[str] = msgspec.field(default_factory=list)
+    settings_files: list[str] = msgspec.field(default_factory=list)
+    """The project settings files (relative, ``/``-separated) the skipped settings come from."""
 
     def notice(self, agent_dir: Path) -> str | None:
         """The one stderr line about skipped code (None when nothing was skipped)."""
@@ -121,7 +125,8 @@ class ProjectTrust(msgspec.Struct, kw_only=True):
             return None
         parts = [p.relative_to(self.project).as_posix() for p in self.skipped_extensions]
         if self.skipped_settings:
-            parts.append(f"{PROJECT_SETTINGS.as_posix()} settings {', '.join(self.skipped_settings)}")
+            named = " and ".join(self.settings_files) or PROJECT_SETTINGS.as_posix()
+            parts.append(f"{named} settings {', '.join(self.skipped_settings)}")
         why = "changed since it was trusted" if self.changed else "not trusted"
         return (
             f"xcsh: skipped project code in {self.project} ({why}): {'; '.join(parts)}. "
@@ -183,12 +188,14 @@ def decide(
     trusted_dirs: Iterable[str] = (),
     project_setting_keys: Sequence[str] = (),
     project_extensions: Sequence[Path] = (),
+    project_settings_files: Sequence[str] = (),
 ) -> ProjectTrust:
     """Decide whether ``project``'s code may run, recording the trust first when ``grant`` (with
     or without code: a recorded trust also covers the project's folders other users control).
 
-    ``project_setting_keys`` are the protected keys the project's ``config.yml`` sets and
-    ``project_extensions`` the extensions found in it: they are reported when skipped.
+    ``project_setting_keys`` are the protected keys the project's settings files
+    (``project_settings_files``, relative names) set and ``project_extensions`` the extensions
+    found in it: they are reported when skipped.
     """
     project = _resolve(project)
     store = TrustStore(agent_dir)
@@ -209,6 +216,7 @@ def decide(
         changed=stored is not None,
         skipped_extensions=list(project_extensions),
         skipped_settings=list(project_setting_keys),
+        settings_files=list(project_settings_files),
     )
 
 
