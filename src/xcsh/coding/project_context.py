@@ -55,10 +55,19 @@ def skill_selection(settings_get: Any, *, no_skills: bool, include: list[str] | 
         value = settings_get(key)
         return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
+    def switch(key: str, default: bool) -> bool:
+        value = settings_get(f"skills.{key}")
+        return value if isinstance(value, bool) else default
+
     disabled = {x[len("skill:") :] for x in strings("disabledExtensions") if x.startswith("skill:")}
     return SkillSelection(
         enabled=not no_skills and settings_get("skills.enabled") is not False,
-        plugin_skills=settings_get("skills.enableXcshPlugins") is True,
+        plugin_skills=switch("enableXcshPlugins", False),
+        native_user=switch("enablePiUser", True),
+        native_project=switch("enablePiProject", True),
+        codex_user=switch("enableCodexUser", False),
+        claude_user=switch("enableXcshUser", True),
+        claude_project=switch("enableXcshProject", True),
         include=tuple(include) if include else strings("skills.includeSkills"),
         ignore=strings("skills.ignoredSkills"),
         custom_dirs=strings("skills.customDirectories"),

@@ -44,6 +44,39 @@ class SkillSelection(msgspec.Struct, frozen=True):
     disabled_names: frozenset[str] = frozenset()
     plugin_skills: bool = False
     """Offer skills of ``--plugin-dir`` plugins (the reference's ``skills.enableXcshPlugins``)."""
+    native_user: bool = True
+    """The agent dir's skills (the reference's ``skills.enablePiUser``, default on)."""
+    native_project: bool = True
+    """The project's ``.xcsh/skills`` (``skills.enablePiProject``, default on)."""
+    codex_user: bool = False
+    """``~/.codex/skills`` (``skills.enableCodexUser``: off unless the user opts in, as in the reference)."""
+    claude_user: bool = True
+    """``~/.claude/skills`` (``skills.enableXcshUser``; on by default in xcsh, see docs/decisions.md)."""
+    claude_project: bool = True
+    """``.claude/skills`` (``skills.enableXcshProject``; on by default in xcsh)."""
+
+    def offers(self, provider: str, level: str) -> bool:
+        """Whether skills of this source are offered (the reference's ``isSourceEnabled``): the
+        sources above by their switch, plugins by :attr:`plugin_skills`, any other source while
+        at least one of the built-in sources is on."""
+        switch = {
+            ("native", "user"): self.native_user,
+            ("native", "project"): self.native_project,
+            ("codex", "user"): self.codex_user,
+            ("claude", "user"): self.claude_user,
+            ("claude", "project"): self.claude_project,
+        }.get((provider, level))
+        if switch is not None:
+            return switch
+        if provider == PLUGIN_PROVIDER:
+            return self.plugin_skills
+        return (
+            self.native_user
+            or self.native_project
+            or self.codex_user
+            or self.claude_user
+            or self.claude_project
+        )
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -62,7 +95,7 @@ def select_skills(found: Sequence[SkillFile], selection: SkillSelection, *, home
     chosen: dict[str, Skill] = {}
     real_paths: set[str] = set()
     for item in candidates:
-        if item.source.provider == PLUGIN_PROVIDER and not selection.plugin_skills:
+        if item.source.provider != "custom" and not selection.offers(item.source.provider, item.level):
             continue
         if item.name in selection.disabled_names or _matches(item.name, selection.ignore):
             continue
