@@ -76,6 +76,8 @@ class FileCommand(msgspec.Struct, frozen=True):
     argument_hint: str | None = None
     template: bool = False
     """True for a prompt template (``prompts/``), False for a slash command (``commands/``)."""
+    bundled: bool = False
+    """Shipped with xcsh (:mod:`xcsh.coding.bundled_commands`): listed without location or path."""
 
     @classmethod
     def parse(cls, item: CommandFile, *, template: bool) -> FileCommand:
@@ -97,13 +99,33 @@ class FileCommand(msgspec.Struct, frozen=True):
             template=template,
         )
 
+    @classmethod
+    def bundled_commands(cls, after: Sequence[FileCommand]) -> list[FileCommand]:
+        """The bundled commands no command of ``after`` (the discovered ones) already names."""
+        from xcsh.coding.bundled_commands import BUNDLED
+
+        taken = {c.name for c in after}
+        return [
+            cls(
+                name=n,
+                description=d,
+                body=b.strip(),
+                path="",
+                level="user",
+                provider_name="xcsh",
+                bundled=True,
+            )
+            for n, d, b in BUNDLED
+            if n not in taken
+        ]
+
     def info(self) -> CommandInfo:
         return CommandInfo(
             name=self.name,
             description=self.description,
             source="prompt",
-            location=self.level,
-            path=self.path,
+            location=None if self.bundled else self.level,
+            path=None if self.bundled else self.path,
             argument_hint=self.argument_hint,
         )
 

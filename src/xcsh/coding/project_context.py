@@ -93,6 +93,7 @@ def load_project_context(
     disabled = set(disabled_providers)
     found = discover(ctx, disabled=disabled)
     customization = found.system_prompt_customization
+    commands = [FileCommand.parse(c, template=False) for c in found.commands]
     project = ProjectContext(
         discovered=found,
         environment=detect_environment(ctx.cwd, in_repo=ctx.repo_root is not None),
@@ -101,7 +102,7 @@ def load_project_context(
         system_md=_read(found.config_file("SYSTEM.md")),
         append_system_md=_read(found.config_file("APPEND_SYSTEM.md")),
         skills=select_skills(found.skills, selection, home=ctx.home),
-        commands=[FileCommand.parse(c, template=False) for c in found.commands],
+        commands=commands + FileCommand.bundled_commands(commands),  # /init, unless a file names it
         templates=[FileCommand.parse(p, template=True) for p in found.prompts],
         nested_files=nested_instruction_files(ctx.cwd) if "agents-md" not in disabled else [],
     )

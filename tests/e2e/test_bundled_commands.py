@@ -1,0 +1,36 @@
+"""The bundled ``/init`` command: listed by ``get_commands``, expanded before the model sees it,
+replaced by a user's or project's ``commands/init.md`` (review 4 D7)."""
+
+from __future__ import annotations
+
+from conftest import Workspace, user_texts
+from e2e.context_tree import Tree
+from xcsh.testing import script
+from xcsh.testing.fake_llm import FakeLLM
+
+
+async def test_init_is_listed_and_expands_to_the_instructions_to_write_xcsh_md(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    tree = Tree(workspace)
+    fake_llm.script(script.text("ok"), script.text("ok"))
+    async with tree.spawn("--no-todo-defaults") as client:
+        listing = {c["name"]: c for c in await client.get_commands()}
+        await client.prompt_and_wait("/init")
+        await client.prompt_and_wait("/init focus on the tests")
+    assert listing["init"]["source"] == "prompt" and "XCSH.md" in listing["init"]["description"]
+    assert "path" not in listing["init"] and "location" not in listing["init"]
+    sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
+    assert sent[0] != "/init" and "write `XCSH.md` at its root" in sent[0] and sent[0] == sent[0].strip()
+    assert sent[1] == f"{sent[0]}\n\nfocus on the tests"  # arguments are appended
+
+
+async def test_a_projects_init_md_replaces_the_bundled_one(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    tree = Tree(workspace)
+    tree.write({"{cwd}/.xcsh/commands/init.md": "---\ndescription: Our own init\n---\nPROJECT-INIT $1"})
+    fake_llm.script(script.text("ok"))
+    async with tree.spawn("--no-todo-defaults") as client:
+        listing = [c for c in await client.get_commands() if c["name"] == "init"]
+        await client.prompt_and_wait("/init x")
+    assert [c["description"] for c in listing] == ["Our own init"]
+    assert user_texts(fake_llm.requests[0].json)[-1] == "PROJECT-INIT x"
