@@ -19,14 +19,32 @@ from xcsh.ai.builder import MessageBuilder
 
 
 class _Call:
-    __slots__ = ("arguments", "call_id", "index", "name", "state")
+    __slots__ = ("_pieces", "call_id", "index", "name", "state")
 
     def __init__(self, index: int | None, call_id: str | None, name: str) -> None:
         self.index = index
         self.call_id = call_id
         self.name = name
-        self.arguments = ""
+        # the argument text as it arrived, joined when read or when many pieces have gathered: a
+        # string extended per delta would copy the whole text each time (the builder already keeps
+        # it as the block's partialJson)
+        self._pieces: list[str] = []
         self.state = "waiting"  # waiting | open | closed
+
+    @property
+    def arguments(self) -> str:
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    def add(self, text: str) -> None:
+        if text:
+            self._pieces.append(text)
+            if len(self._pieces) > _JOIN_AT:
+                self._pieces = ["".join(self._pieces)]
+
+
+_JOIN_AT = 256  # pieces gathered before they are joined (bounds their memory; the join is rare)
 
 
 class ToolCallAssembler:
@@ -48,11 +66,10 @@ class ToolCallAssembler:
             self._calls.append(call)
         elif name and not call.name and call.state == "waiting":
             call.name = name
+        call.add(arguments)
         if call.state == "open":
-            call.arguments += arguments
             self._builder.tool_arguments(arguments)
             return
-        call.arguments += arguments
         if self._open is None or _complete(self._open.arguments):
             self._stream(call)
 
