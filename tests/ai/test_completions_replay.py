@@ -13,7 +13,7 @@ from ai import providers_helpers
 from ai.providers_helpers import TOOLS, assistant_message, model_from, run_stream, sent_body, user
 from xcsh.ai.types import AssistantMessage, Context, Message, Model
 from xcsh.testing.fake_llm import FakeLLM
-from xcsh.testing.script import Reply, ToolCallSpec, garbage, thinking
+from xcsh.testing.script import Reply, ToolCallSpec, garbage, http_error, thinking
 
 fake = providers_helpers.fake
 
@@ -197,6 +197,42 @@ async def test_mistral_gets_an_assistant_message_before_a_tool_results_images(fa
     body = await sent_body(fake, model, {"messages": [user("look at a.png"), first, result], "tools": TOOLS})
     assert roles(body) == ["user", "assistant", "tool", "assistant", "user"]
     assert body["messages"][-1]["content"][1]["type"] == "image_url"
+
+
+async def test_mistral_gets_an_assistant_message_after_a_tool_result_whose_answer_was_thinking_only(
+    fake: FakeLLM,
+) -> None:
+    """The answer after the tool result is not sent (neither text nor tool calls), so the user
+    message that follows it comes right after the tool result (review 6 P1)."""
+    model = make_model(fake, provider="mistral", id="magistral-medium-latest", reasoning=True)
+    fake.script(Reply(tool_calls=[ToolCallSpec("abcDEF123", "read", json.dumps({"path": "a"}))]))
+    first = await answer(fake, model, [user("read a")])
+    fake.script(thinking("Let me think about this at length"))  # Magistral answering with thinking only
+    quiet = await answer(fake, model, [user("read a"), first, read_result("abcDEF123")])
+    assert [b["type"] for b in quiet["content"]] == ["thinking"]
+    history = [user("read a"), first, read_result("abcDEF123"), quiet, user("well?")]
+    body = await sent_body(fake, model, {"messages": history, "tools": TOOLS})
+    assert roles(body) == ["user", "assistant", "tool", "assistant", "user"]
+    reply = assistant_message(
+        [{"type": "text", "text": "ok"}], api="openai-completions", provider="mistral", model=model["id"]
+    )
+    body = await sent_body(fake, model, {"messages": [*history, reply, user("next")], "tools": TOOLS})
+    assert roles(body) == ["user", "assistant", "tool", "assistant", "user", "assistant", "user"]
+
+
+async def test_mistral_gets_an_assistant_message_after_a_tool_result_whose_answer_failed(
+    fake: FakeLLM,
+) -> None:
+    """A failed answer is dropped from the request; the user's next prompt follows the tool result."""
+    model = mistral(fake)
+    fake.script(Reply(tool_calls=[ToolCallSpec("abcDEF123", "read", json.dumps({"path": "a"}))]))
+    first = await answer(fake, model, [user("read a")])
+    fake.script(http_error(400, "bad request"))
+    _, failed = await run_stream(model, {"messages": [user("read a"), first, read_result("abcDEF123")]})
+    assert failed["stopReason"] == "error"
+    history = [user("read a"), first, read_result("abcDEF123"), failed, user("try again")]
+    body = await sent_body(fake, model, {"messages": history, "tools": TOOLS})
+    assert roles(body) == ["user", "assistant", "tool", "assistant", "user"]
 
 
 # ---- D7: tool-call deltas by index ------------------------------------------------------------

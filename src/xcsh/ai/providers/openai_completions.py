@@ -129,8 +129,18 @@ _BRIDGE: dict[str, Any] = {"role": "assistant", "content": "(tool results receiv
 
 
 def _starts_turn(message: Message) -> bool:
-    # before an assistant message no pending tool result or image carries over (transform_messages too)
-    return message["role"] == "assistant"
+    """A cut of the history's conversion: an assistant message that is surely sent.
+
+    Before an assistant message no pending tool result or image carries over (transform_messages
+    too). The one look-back, Mistral's bridge after a tool result, needs the entry before: a
+    segment starting with an answer that is not sent (failed or aborted, or neither text nor tool
+    calls) would put its user message first in the segment, unbridged after the tool result.
+    """
+    if message["role"] != "assistant":
+        return False
+    if message["stopReason"] in ("error", "aborted"):
+        return False
+    return any(b["type"] == "toolCall" or (b["type"] == "text" and b["text"]) for b in message["content"])
 
 
 _HISTORY: PrefixCache[Message, dict[str, Any]] = PrefixCache(_convert_history, _starts_turn)
