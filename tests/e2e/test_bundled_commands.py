@@ -34,3 +34,24 @@ async def test_a_projects_init_md_replaces_the_bundled_one(workspace: Workspace,
         await client.prompt_and_wait("/init x")
     assert [c["description"] for c in listing] == ["Our own init"]
     assert user_texts(fake_llm.requests[0].json)[-1] == "PROJECT-INIT x"
+
+
+async def test_codex_prompts_and_agents_prompts_are_not_templates_so_review_reaches_the_model_as_typed(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    tree = Tree(workspace)
+    tree.write(
+        {
+            "{home}/.codex/prompts/review.md": "CODEX-REVIEW-PROMPT for $ARGUMENTS",
+            "{cwd}/.agents/prompts/ship.md": "REPO-AGENTS-SHIP-PROMPT $1",
+            "{cwd}/.xcsh/prompts/tidy.md": "Tidy $1",
+        }
+    )
+    fake_llm.script(*(script.text("ok") for _ in range(3)))
+    async with tree.spawn("--no-todo-defaults") as client:
+        names = [c["name"] for c in await client.get_commands()]
+        for message in ("/review main.py", "/ship prod", "/tidy src"):
+            await client.prompt_and_wait(message)
+    assert "review" not in names and "ship" not in names and "tidy" in names
+    sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
+    assert sent == ["/review main.py", "/ship prod", "Tidy src"]

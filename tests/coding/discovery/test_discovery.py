@@ -144,7 +144,7 @@ def test_commands_and_prompt_templates_are_found_with_their_sources(tree: Tree) 
     assert sorted(commands) == ["fix", "oc", "review"]
     assert commands["fix"].level == "project" and commands["review"].source.provider == "claude"
     prompts = {p.name: p for p in found.prompts}
-    assert sorted(prompts) == ["renamed", "standup"]
+    assert sorted(prompts) == ["standup"]  # only xcsh's own prompts/ hold templates, as in the reference
     assert prompts["standup"].group == "team"
 
 
@@ -309,7 +309,7 @@ def test_agent_folders_give_every_kind_at_each_level_also_through_a_link_and_not
     link = tree.cwd / ".agents"
     assert [(s.name, s.path) for s in found.skills] == [("lint", str(link / "skills" / "lint" / "SKILL.md"))]
     assert [(r["name"], r["path"]) for r in found.rules] == [("style", str(link / "rules" / "style.md"))]
-    assert [(p.name, p.path) for p in found.prompts] == [("review", str(link / "prompts" / "review.md"))]
+    assert found.prompts == []  # .agents/prompts are not templates: the reference never expands them
     assert [(c.name, c.path, c.level) for c in found.commands] == [
         ("fix", str(link / "commands" / "fix.md"), "project"),
         ("home", str(tree.home / ".agents" / "commands" / "home.md"), "user"),

@@ -109,10 +109,6 @@ def test_each_other_tools_provider_finds_its_files_at_both_levels_in_order(tmp_p
                     ("user", "named-command", "home/.codex/commands/c.md"),
                     ("project", "named-command", f"{here}/.codex/commands/c.md"),
                 ],
-                "prompts": [
-                    ("user", "p", "home/.codex/prompts/p.md"),
-                    ("project", "p", f"{here}/.codex/prompts/p.md"),
-                ],
                 "agent_dirs": [("project", f"{here}/.codex/agents"), ("user", "home/.codex/agents")],
             },
             "gemini": {

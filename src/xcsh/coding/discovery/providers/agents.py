@@ -22,6 +22,10 @@ FOLDERS = (".agent", ".agents")
 
 
 class AgentsProvider(Provider):
+    """Skills, rules, commands, AGENTS.md and SYSTEM.md of ``.agent(s)/``. Their ``prompts/`` are
+    not prompt templates: the reference registers them but never expands them, so a
+    repository's ``.agents/prompts/review.md`` must not take over ``/review``."""
+
     id = "agents"
     name = "Agents (standard)"
     priority = 70
@@ -40,7 +44,6 @@ class AgentsProvider(Provider):
                 continue  # nothing below a missing folder: one stat instead of six probes
             found.skills += scan_skills(self.id, self.name, base / "skills", level)
             found.rules += rule_files(self.id, self.name, base / "rules", level)
-            found.prompts += command_files(self.id, self.name, base / "prompts", level)
             found.commands += command_files(self.id, self.name, base / "commands", level)
             item = context_file(self.id, self.name, base / "AGENTS.md", level, depth)
             if item is not None:

@@ -33,9 +33,7 @@ from xcsh.coding.discovery.base import (
 from xcsh.coding.discovery.providers.base import Provider
 from xcsh.coding.discovery.walk import kind_of
 
-Kind = Literal[
-    "context", "system_prompt", "skills", "commands", "prompts", "agents", "rules", "rule", "nearest_rules"
-]
+Kind = Literal["context", "system_prompt", "skills", "commands", "agents", "rules", "rule", "nearest_rules"]
 
 
 class Place(msgspec.Struct, frozen=True):
@@ -44,8 +42,8 @@ class Place(msgspec.Struct, frozen=True):
     ``path`` is below the home directory for ``user`` level, below cwd for ``project``. Kinds:
     ``context`` (a context file reported at ``depth``), ``system_prompt``, ``skills`` (a folder
     of ``<name>/SKILL.md``; with ``walk_up`` the folder below every directory from cwd up to the
-    walk stop), ``commands`` and ``prompts`` (folders of ``*.md``; ``named_in_front``: the front
-    matter's ``name`` wins over the file name), ``agents`` (an agent-definition folder that
+    walk stop), ``commands`` (a folder of ``*.md``; ``named_in_front``: the front matter's ``name``
+    wins over the file name), ``agents`` (an agent-definition folder that
     exists), ``rules`` (a folder of rule files with ``suffixes``), ``rule`` (one rule file named
     ``name``) and ``nearest_rules`` (``path`` in the nearest directory above cwd that has it: a
     ``rules`` folder, else a ``rule`` file).
@@ -94,9 +92,10 @@ class ToolProvider(Provider):
                 found.skills += scan_skills(self.id, self.name, directory / place.path, level)
         elif kind == "skills":
             found.skills += scan_skills(self.id, self.name, path, level)
-        elif kind == "commands" or kind == "prompts":
-            files = command_files(self.id, self.name, path, level, name_from_front=place.named_in_front)
-            (found.commands if kind == "commands" else found.prompts).extend(files)
+        elif kind == "commands":
+            found.commands += command_files(
+                self.id, self.name, path, level, name_from_front=place.named_in_front
+            )
         elif kind == "agents":
             if kind_of(path) == "dir":
                 found.agent_dirs.append(AgentDir(str(path), level, source(self.id, self.name, path, level)))
@@ -141,15 +140,13 @@ CODEX = ToolProvider(
     "codex",
     "OpenAI Codex",
     70,
-    "~/.codex/AGENTS.md, skills, commands and prompts in ~/.codex and .codex/",
+    "~/.codex/AGENTS.md, skills and commands in ~/.codex and .codex/",
     (
         Place("context", "user", ".codex/AGENTS.md"),
         Place("skills", "user", ".codex/skills"),
         Place("skills", "project", ".codex/skills"),
         Place("commands", "user", ".codex/commands", named_in_front=True),
         Place("commands", "project", ".codex/commands", named_in_front=True),
-        Place("prompts", "user", ".codex/prompts", named_in_front=True),
-        Place("prompts", "project", ".codex/prompts", named_in_front=True),
         Place("agents", "project", ".codex/agents"),
         Place("agents", "user", ".codex/agents"),
     ),
