@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +31,7 @@ def _project(root: Path, *, repo: bool = True) -> Path:
     (project / ".xcsh" / "commands").mkdir(parents=True)
     (project / ".xcsh" / "agents").mkdir()
     if repo:
-        (project / ".git").mkdir()
+        _git_init(project)
     (project / "AGENTS.md").write_text("PROJECT-CONTEXT\n")
     (project / ".xcsh" / "commands" / "deploy.md").write_text("Deploy it\n")
     (project / ".xcsh" / "agents" / "scout.md").write_text(
@@ -38,6 +39,10 @@ def _project(root: Path, *, repo: bool = True) -> Path:
     )
     (project / ".xcsh" / "config.yml").write_text("steeringMode: all\n")
     return project
+
+
+def _git_init(folder: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, timeout=60)
 
 
 def _found(cwd: Path, agent: Path, trust: UserTrust | None = None) -> tuple[list[str], list[str]]:
@@ -230,3 +235,70 @@ def test_an_unprivileged_user_skips_a_third_users_project_unless_trusted(readabl
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"plain": [], "trusted": ["PROJECT-CONTEXT\n"]}
     assert "owned by another user (uid 4242)" in result.stderr and "--trust" in result.stderr
+
+
+PLANTED_GIT_AS_USER = """
+import json, sys
+from pathlib import Path
+from xcsh.coding.discovery import LoadContext, discover
+from xcsh.coding.discovery.base import UserTrust
+
+cwd, agent = Path(sys.argv[1]), Path(sys.argv[2])
+found = discover(LoadContext.create(cwd, agent / "home", agent, trust=UserTrust(grant=True)))
+print(json.dumps([f.content for f in found.context_files]))
+"""
+
+
+@root_only
+def test_a_git_repository_planted_by_the_owner_of_the_folder_above_gets_no_share_of_the_users_trust(
+    readable_root: Path,
+) -> None:
+    share = readable_root / "share"  # a team lead's /srv/share, theirs (uid 4242)
+    mine = share / "mine"  # the user's own (nobody's, who runs the code) project in it
+    mine.mkdir(parents=True)
+    (share / "AGENTS.md").write_text("PLANTED-ABOVE\n")
+    (mine / "AGENTS.md").write_text("MY-CONTEXT\n")
+    os.chown(share, 4242, 4242)
+    os.chown(mine, 65534, 65534)
+    agent = readable_root / "agent"
+    agent.mkdir()
+
+    def trusted_context() -> list[str]:
+        result = run_unprivileged(PLANTED_GIT_AS_USER, str(mine), str(agent))
+        assert result.returncode == 0, result.stderr
+        return list(json.loads(result.stdout))
+
+    assert trusted_context() == ["MY-CONTEXT\n"]
+    _git_init(share)  # a real repository, made by the share's owner
+    for folder, _, names in os.walk(share):
+        for name in [".", *names]:
+            os.chown(os.path.join(folder, name), 4242, 4242)
+    os.chown(mine, 65534, 65534)
+    assert trusted_context() == ["MY-CONTEXT\n"]
+
+
+def test_an_empty_git_folder_does_not_make_the_world_writable_folder_above_a_trusted_project_its_repository(
+    tmp_path: Path, agent: Path
+) -> None:
+    drive = tmp_path / "c"  # WSL's /mnt/c: 0777, no sticky bit
+    project = _project(drive, repo=False)
+    (drive / "AGENTS.md").write_text("ANYONES-TEXT\n")
+    (drive / ".git").mkdir()  # git: "not a git repository"
+    for folder in (drive, project):
+        folder.chmod(0o777)
+    assert _found(project, agent, UserTrust(grant=True)) == (["PROJECT-CONTEXT\n"], ["deploy"])
+
+
+@root_only
+def test_trusting_a_subdirectory_of_a_checkout_owned_by_another_uid_covers_its_root_owned_by_the_same_uid(
+    tmp_path: Path, agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    repo = _project(tmp_path)  # a container's bind-mounted checkout, the host user's uid throughout
+    package = repo / "pkg"
+    package.mkdir()
+    (package / "AGENTS.md").write_text("PACKAGE-CONTEXT\n")
+    for folder in (repo, package):
+        os.chown(folder, OTHER_UID, OTHER_UID)
+    contents, _ = _found(package, agent, UserTrust(grant=True))
+    assert contents == ["PROJECT-CONTEXT\n", "PACKAGE-CONTEXT\n"]

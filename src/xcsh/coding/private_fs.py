@@ -186,6 +186,26 @@ def foreign_status(path: Path) -> Foreign | None:
     return None
 
 
+def writers_within(folder: Path, trusted: Path) -> bool:
+    """Whether no one beyond ``trusted``'s writers controls ``folder`` (as far as owners and the
+    world-writable bit tell, like :func:`foreign_status`): it is the user's own, or owned by the
+    same other user as ``trusted``, or writable by every user (sticky bit unset) as ``trusted`` is.
+
+    A trust of ``trusted`` may then cover ``folder`` too (:class:`xcsh.coding.discovery.base.LoadContext`):
+    whoever could plant a file there could as well plant it in the trusted folder. A path that
+    cannot be examined is not within.
+    """
+    if foreign_status(folder) is None:
+        return True
+    try:
+        above, below = os.stat(folder), os.stat(trusted)
+    except OSError:
+        return False
+    if below.st_mode & stat.S_IWOTH and not below.st_mode & stat.S_ISVTX:
+        return not (above.st_mode & stat.S_IWOTH and above.st_mode & stat.S_ISVTX)
+    return not above.st_mode & stat.S_IWOTH and above.st_uid == below.st_uid
+
+
 def foreign_directory(path: Path) -> str | None:
     """:func:`foreign_status`'s reason, or None when ``path`` is the user's own directory."""
     status = foreign_status(path)

@@ -20,8 +20,10 @@ from typing import Any, Literal
 import msgspec
 
 from xcsh.coding.discovery.frontmatter import parse_front_matter
-from xcsh.coding.discovery.walk import kind_of
-from xcsh.coding.private_fs import Foreign, foreign_status
+from xcsh.coding.discovery.walk import ancestors as ancestors
+from xcsh.coding.discovery.walk import find_repo_root as find_repo_root
+from xcsh.coding.discovery.walk import is_repository, kind_of
+from xcsh.coding.private_fs import Foreign, foreign_status, writers_within
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +72,23 @@ class LoadContext(msgspec.Struct, frozen=True):
             trust=trust if trust is not None else UserTrust(),
         )
 
-    @property
     def trust_root(self) -> Path:
-        """The top of what a trust of cwd covers: its repository's root, else cwd itself."""
-        return self.repo_root if self.repo_root is not None else self.cwd
+        """The top of what a trust of cwd covers: its repository's root, else cwd itself.
+
+        The root counts only when its ``.git`` is a repository (:func:`is_repository`: an empty
+        ``.git`` folder is not) and no one beyond cwd's own writers controls a folder from cwd up
+        to it (:func:`~xcsh.coding.private_fs.writers_within`): else the owner of the folder above
+        a trusted folder could stretch the trust over their own files by planting ``.git`` there.
+        """
+        root = self.repo_root
+        if root is None or root == self.cwd or not is_repository(root):
+            return self.cwd
+        for folder in self.cwd.parents:
+            if not writers_within(folder, self.cwd):
+                return self.cwd
+            if folder == root:
+                break
+        return root
 
     @property
     def walk_stop(self) -> Path:
@@ -170,28 +185,6 @@ class Found(msgspec.Struct):
 # ---------------------------------------------------------------------------- file system
 
 
-def find_repo_root(cwd: Path) -> Path | None:
-    """The nearest ancestor of ``cwd`` (itself included) holding ``.git``, or None."""
-    for directory in (cwd, *cwd.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
-
-
-def ancestors(start: Path, stop: Path | None) -> Iterator[tuple[Path, int]]:
-    """``(directory, depth)`` from ``start`` (depth 0) upwards, ending at ``stop`` or the root."""
-    current = start
-    depth = 0
-    while True:
-        yield current, depth
-        if stop is not None and current == stop:
-            return
-        if current.parent == current:
-            return
-        current = current.parent
-        depth += 1
-
-
 MAX_FILE_BYTES = 256 * 1024
 """The largest discovered file read (context files, SYSTEM.md, skills, commands, templates,
 rules); a larger one is skipped with a warning: its text would go into every request."""
@@ -209,16 +202,21 @@ class _Scope(msgspec.Struct):
     """Directory → why it is foreign (None: the user's own), so each is examined once."""
     granted: bool | None = None
     """The user's trust of cwd, once asked (:class:`UserTrust`)."""
+    reach: Path | None = None
+    """:meth:`LoadContext.trust_root`, once needed."""
 
     def foreign_reason(self, path: Path) -> str | None:
         """Why a directory between the project base and ``path`` is someone else's, or None.
 
-        A foreign folder the user's trust of cwd covers is passed: one at or below
-        :attr:`LoadContext.trust_root`, unless it is a shared drop folder (``/tmp``: writable by
-        every user, sticky), which no trust covers; folders above the repository (or cwd) never are.
+        The user's trust of cwd covers what lies at or below :meth:`LoadContext.trust_root`: a
+        foreign folder there is passed, unless it is a shared drop folder (``/tmp``: writable by
+        every user, sticky), which no trust covers; so is a foreign folder above it when ``path``
+        itself lies there (the trusted project's own files, in a folder someone else planted a
+        ``.git`` above). A file in a folder above it is never read from a foreign folder.
         """
         base = project_base(self.ctx, path)
         directory = Path(os.path.abspath(path)).parent
+        inside = self._within_reach(directory)
         chain = [directory]
         while directory != base and directory.parent != directory:
             directory = directory.parent
@@ -230,16 +228,22 @@ class _Scope(msgspec.Struct):
             verdict = self.verdicts[key]
             if verdict is None:
                 continue
-            if self._coverable(folder, verdict):
+            within = self._within_reach(folder)
+            if (within and not verdict.shared) or (inside and not within):
                 if self._trusted():
-                    continue
+                    if within:
+                        continue
+                    return None  # above the trusted project, which holds the file
                 self.trust_would_help = True
             return f"{key} is {verdict.reason}"
         return None
 
-    def _coverable(self, folder: Path, verdict: Foreign) -> bool:
-        root = self.ctx.trust_root
-        return not verdict.shared and (folder == root or root in folder.parents)
+    def _within_reach(self, folder: Path) -> bool:
+        """Whether ``folder`` lies at or below :meth:`LoadContext.trust_root`."""
+        if self.reach is None:
+            self.reach = self.ctx.trust_root()
+        root = self.reach
+        return folder == root or root in folder.parents
 
     def _trusted(self) -> bool:
         if self.granted is None:

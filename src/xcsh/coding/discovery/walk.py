@@ -1,7 +1,8 @@
 """How discovery looks at folder entries: one entry at a time (:func:`kind_of`), so one that
 cannot be examined is skipped on its own, and the bounded recursive walk of a discovery folder
 (xcsh's ``prompts/``, whose sub-folders group templates): a link loop or a huge tree in a
-repository cannot hang start-up."""
+repository cannot hang start-up; and where the walk up from cwd stops (the repository root:
+:func:`find_repo_root`, :func:`ancestors`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import errno
 import logging
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -91,3 +93,40 @@ def files_below(directory: Path, suffix: str) -> list[tuple[Path, str]]:
                 next_level += [(folder / d, (*parts, d)) for d in sorted(subdirs)]
         level = next_level
     return found
+
+
+def find_repo_root(cwd: Path) -> Path | None:
+    """The nearest ancestor of ``cwd`` (itself included) holding ``.git``, or None."""
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def is_repository(root: Path) -> bool:
+    """Whether ``root/.git`` is a repository as git sees one: a folder with ``HEAD``, ``objects``
+    and ``refs``, or a file pointing to one (``gitdir: …``, a worktree or submodule)."""
+    dot = root / ".git"
+    try:
+        if dot.is_dir():
+            return (dot / "HEAD").is_file() and (dot / "objects").is_dir() and (dot / "refs").is_dir()
+        if dot.is_file():
+            with dot.open("rb") as handle:
+                return handle.read(8) == b"gitdir: "
+    except OSError:
+        pass
+    return False
+
+
+def ancestors(start: Path, stop: Path | None) -> Iterator[tuple[Path, int]]:
+    """``(directory, depth)`` from ``start`` (depth 0) upwards, ending at ``stop`` or the root."""
+    current = start
+    depth = 0
+    while True:
+        yield current, depth
+        if stop is not None and current == stop:
+            return
+        if current.parent == current:
+            return
+        current = current.parent
+        depth += 1
