@@ -18,7 +18,8 @@ Contract:
   group folder), one with several hard links (every name sees the new content), one with an
   access control list. Its bytes stay in memory until :meth:`FileBatch.commit`, which first
   opens every such file and reserves the room its new content needs (a full disk or the file
-  size limit is met before any file is changed), then overwrites it from the start, cuts it to
+  size limit is met before any file is changed; without fallocate, a free-space check), then
+  overwrites it from the start, cuts it to
   the new length and syncs it. A crash while it is written can leave it cut; that is the price
   of keeping its owner, group, inode and ACL (what editors do when they cannot keep them either).
   A file that cannot be renamed over at commit because it is a mount point (``EBUSY``: a single
@@ -391,7 +392,13 @@ def _replace(temp: Path, target: Path, opened: dict[int, _Opened], index: int) -
 
 
 def _open_for_overwrite(target: Path) -> _Opened:
-    fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    # read as well as write where allowed: where the file system has no fallocate, glibc's
+    # posix_fallocate reads a byte of every block it reserves (EBADF on a write-only file)
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(target, os.O_RDWR | flags)
+    except PermissionError:
+        fd = os.open(target, os.O_WRONLY | flags)  # a file this process may write but not read
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -405,18 +412,36 @@ def _open_for_overwrite(target: Path) -> _Opened:
 def _reserve(file: _Opened, length: int) -> bool:
     """Make a file written in place ``length`` bytes long (when it is shorter) before its content
     changes, so a full disk or the size limit fails while it is whole. False when no room was
-    needed or the file system cannot reserve it."""
-    if length <= file.size or not hasattr(os, "posix_fallocate"):
+    needed or the file system cannot reserve it; the free space is then compared with what the
+    file grows by, and a file system that has too little fails the same way."""
+    if length <= file.size:
         return False
+    if hasattr(os, "posix_fallocate"):
+        try:
+            os.posix_fallocate(file.fd, 0, length)
+            return True
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(file.fd, file.size)
+            # EBADF: glibc's emulation could not read a file opened write-only
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENODEV, errno.ESPIPE, errno.EBADF):
+                raise
+    _check_free_space(file.fd, length - file.size)
+    return False
+
+
+def _check_free_space(fd: int, needed: int) -> None:
+    """Raise ENOSPC when the file system of ``fd`` reports less free room than ``needed`` bytes
+    (root may use the blocks kept for it); nothing when it reports no sizes at all."""
     try:
-        os.posix_fallocate(file.fd, 0, length)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.ftruncate(file.fd, file.size)
-        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENODEV, errno.ESPIPE):
-            return False
-        raise
-    return True
+        info = os.fstatvfs(fd)
+    except (OSError, AttributeError):
+        return
+    if info.f_blocks == 0:  # a file system that reports no sizes (some FUSE ones)
+        return
+    free = info.f_bfree if os.geteuid() == 0 else info.f_bavail
+    if free * info.f_frsize < needed:
+        raise OSError(errno.ENOSPC, "no space left on the device")
 
 
 def _overwrite(fd: int, data: bytes) -> None:
