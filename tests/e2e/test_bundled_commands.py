@@ -55,3 +55,21 @@ async def test_codex_prompts_and_agents_prompts_are_not_templates_so_review_reac
     assert "review" not in names and "ship" not in names and "tidy" in names
     sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
     assert sent == ["/review main.py", "/ship prod", "Tidy src"]
+
+
+async def test_handlebars_in_a_command_body_reaches_the_model_rendered(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    tree = Tree(workspace)
+    tree.write(
+        {
+            "{cwd}/.xcsh/commands/argh.md": "Fix issue {{arg 1}} in {{arg 2}}.",
+            "{agent}/prompts/eachh.md": "{{#each args}}- {{this}}\n{{/each}}",
+        }
+    )
+    fake_llm.script(script.text("ok"), script.text("ok"))
+    async with tree.spawn("--no-todo-defaults") as client:
+        await client.prompt_and_wait("/argh 42 src/app.py")
+        await client.prompt_and_wait("/eachh 42 src/app.py")
+    sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
+    assert sent == ["Fix issue 42 in src/app.py.", "- 42\n- src/app.py\n"]

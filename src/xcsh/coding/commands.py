@@ -7,13 +7,16 @@ prompt text, placeholders filled from the arguments) and skills (``/skill:<name>
 
 Placeholders, as in the reference: ``$1``, ``$2``… (positional), ``$@[2]`` / ``$@[2:3]``
 (from the 2nd argument, optionally that many), ``$ARGUMENTS`` and ``$@`` (all arguments
-joined by spaces), ``{{ARGUMENTS}}`` / ``{{arguments}}`` (the same) and ``{{args}}``
-(comma-joined). Arguments are split on blanks; quotes group. A template without any
-placeholder gets the arguments appended after a blank line.
+joined by spaces); then the body is rendered as Handlebars over ``args``, ``ARGUMENTS`` and
+``arguments`` with the reference's helpers (``{{arg 1}}``, ``{{join args ", "}}``,
+``{{#each args}}``, ``{{#if ARGUMENTS}}`` …: :mod:`xcsh.coding.command_render`). Arguments are
+split on blanks; quotes group. A template without any placeholder gets the arguments appended
+after a blank line.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -26,6 +29,8 @@ from xcsh.coding.skills import SKILL_COMMAND_PREFIX, Skill, skill_prompt
 
 if TYPE_CHECKING:
     from xcsh.coding.hooks import SlashCommand
+
+logger = logging.getLogger(__name__)
 
 CommandSource = Literal["extension", "prompt", "skill"]
 CommandLocation = Literal["user", "project", "path"]
@@ -171,8 +176,14 @@ def _slice(match: re.Match[str], args: list[str]) -> str:
     return " ".join(args[start - 1 : start - 1 + count]) if count > 0 else ""
 
 
-def expand_template(body: str, arg_text: str) -> str:
-    """``body`` with its placeholders filled from ``arg_text`` (see the module docstring)."""
+def expand_template(body: str, arg_text: str, origin: str = "") -> str:
+    """``body`` with its placeholders filled from ``arg_text`` (see the module docstring), then
+    rendered as Handlebars (:mod:`xcsh.coding.command_render`), as the reference does.
+
+    A body the engine refuses (an unknown helper, an unclosed block: ``origin`` names the file in
+    the warning) keeps its ``{{…}}`` text as written, with only ``{{ARGUMENTS}}``,
+    ``{{arguments}}`` and ``{{args}}`` filled; the arguments are then appended unless a ``$``
+    placeholder used them, so they never vanish. (The reference fails the prompt there.)"""
     args = parse_args(arg_text)
     joined = " ".join(args)
     inline = bool(_INLINE_SHELL.search(body) or _INLINE_TEMPLATE.search(body))
@@ -181,8 +192,18 @@ def expand_template(body: str, arg_text: str) -> str:
     )
     result = re.sub(r"\$@\[(\d+)(?::(\d*))?\]", lambda m: _slice(m, args), result)
     result = result.replace("$ARGUMENTS", joined).replace("$@", joined)
-    result = re.sub(r"\{\{\s*(?:ARGUMENTS|arguments)\s*\}\}", lambda _m: joined, result)
-    result = re.sub(r"\{\{\s*args\s*\}\}", lambda _m: ",".join(args), result)
+    if "{{" in result:
+        from xcsh.coding.command_render import RenderError, render
+
+        try:
+            result = render(result, args, joined)
+        except RenderError as exc:
+            logger.warning(
+                "could not render the template %s (%s); its {{…}} text is sent as written", origin, exc
+            )
+            result = re.sub(r"\{\{\s*(?:ARGUMENTS|arguments)\s*\}\}", lambda _m: joined, result)
+            result = re.sub(r"\{\{\s*args\s*\}\}", lambda _m: ",".join(args), result)
+            inline = bool(_INLINE_SHELL.search(body))
     if not joined or inline:
         return result
     return f"{result}\n\n{joined}" if result else joined
@@ -249,9 +270,9 @@ class CommandRegistry:
             return text
         command = next((c for c in self._files if c.name == name), None)
         if command is not None:
-            text = expand_template(command.body, rest)
+            text = expand_template(command.body, rest, command.path or f"/{command.name}")
             if not text.startswith("/"):
                 return text
             name, rest = split_command(text)
         template = next((t for t in self._templates if t.name == name), None)
-        return expand_template(template.body, rest) if template is not None else text
+        return expand_template(template.body, rest, template.path) if template is not None else text
