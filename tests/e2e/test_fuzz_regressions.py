@@ -58,7 +58,9 @@ async def test_abort_and_prompt_read_with_the_prompt_it_aborts_runs_its_own_mess
         state = await client.request({"id": "state", "type": "get_state"}, timeout=30)
         frames = client.frames[start:]
     assert [r["success"] for r in _responses(frames, "second")] == [True]
-    assert [r["success"] for r in _responses(frames, "first")] == [True]
+    # the first prompt never ran: its host is told so (the late error), not left waiting
+    assert [r["success"] for r in _responses(frames, "first")] == [True, False]
+    assert _responses(frames, "first")[1]["error"] == "Prompt aborted before its run started"
     assert state["data"]["isStreaming"] is False
     assert [_last_user_text(r.json) for r in fake_llm.requests] == ["second"]
     ends = [f for f in frames if f["type"] == "agent_end"]
