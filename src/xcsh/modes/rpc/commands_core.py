@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from xcsh.coding.errors import CommandError
+from xcsh.coding.errors import PROMPT_ABORTED_TEXT, CommandError, PromptAborted
 from xcsh.coding.secrets import public_model
 from xcsh.modes.rpc.shapes import cycle_payload, encoded_state
 
@@ -28,10 +28,21 @@ def _start(
     text: str,
     images: list[ImageContent] | None,
     behavior: str | None,
+    *,
+    aborted: bool = False,
 ) -> None:
-    """Start a prompt; failures (now or later) are answered with the same id and command."""
+    """Start a prompt; failures (now or later) are answered with the same id and command.
+
+    ``aborted``: an abort came after the prompt was written and has already run; the prompt is
+    not started, and its late error says so (as for one aborted while waiting for its run).
+    """
     try:
-        task = server.session.start_prompt(text, images, behavior)
+        task: asyncio.Future[None] | None
+        if aborted:
+            task = never_run = asyncio.get_running_loop().create_future()
+            never_run.set_exception(PromptAborted(PROMPT_ABORTED_TEXT))
+        else:
+            task = server.session.start_prompt(text, images, behavior)
     except CommandError as exc:
         server.respond(command, cid, error=str(exc))
         for listener in server.prompt_started:
@@ -59,14 +70,15 @@ def _start(
 def start_prompt(server: RpcServer, cmd: c.PromptCommand) -> Any:
     """``prompt``, which never waits: answered and its run started in the turn that reads it
     when nothing is queued (server.instant), else in its turn like any command."""
+    aborted = server.read_before_abort  # written before an abort that has already run
     text = cmd["message"]
     images = cmd.get("images")
     behavior = cmd.get("streamingBehavior")
     locale = cmd.get("locale")
-    if locale:
+    if locale and not aborted:
         server.session.set_locale(locale)
     server.respond("prompt", cmd.get("id"))
-    _start(server, "prompt", cmd.get("id"), text, images, behavior)
+    _start(server, "prompt", cmd.get("id"), text, images, behavior, aborted=aborted)
     return HANDLED
 
 
@@ -90,11 +102,13 @@ async def abort(server: RpcServer, cmd: c.AbortCommand) -> Any:
 
 
 async def abort_and_prompt(server: RpcServer, cmd: c.AbortAndPromptCommand) -> Any:
+    aborted = server.read_before_abort  # written before an abort that has already run
     text = cmd["message"]
     images = cmd.get("images")
-    await server.session.abort()
+    if not aborted:
+        await server.session.abort()
     server.respond("abort_and_prompt", cmd.get("id"))
-    _start(server, "abort_and_prompt", cmd.get("id"), text, images, None)
+    _start(server, "abort_and_prompt", cmd.get("id"), text, images, None, aborted=aborted)
     return HANDLED
 
 

@@ -119,6 +119,12 @@ class RpcServer:
         self._input_ended = False
         self._aborting: asyncio.Task[None] | None = None  # after stdin's end: aborting blocking commands
         self._control: set[asyncio.Task[Any]] = set()  # control commands running
+        # ``abort`` frames read so far: an abort overtakes ordinary commands read before it, and
+        # a prompt among them must not start after it (_handle_command tells the handler)
+        self._aborts_read = 0
+        # the command being handled was read before an ``abort`` that has run since (handlers of
+        # prompt-like commands read it before their first await; commands_core.py)
+        self.read_before_abort = False
         self.on_ui_response: FrameHandler = lambda frame: None
         self.on_host_tool_result: FrameHandler = lambda frame: None
         self.on_host_tool_update: FrameHandler = lambda frame: None
@@ -294,6 +300,8 @@ class RpcServer:
                 self.on_host_tool_update(frame)
                 return
             if isinstance(kind, str) and kind in CONTROL_COMMANDS:
+                if kind == "abort":
+                    self._aborts_read += 1
                 self._jobs += 1  # an instant answer must not overtake it
                 task = self.spawn(self._run_command(frame))
                 self._control.add(task)
@@ -308,17 +316,18 @@ class RpcServer:
                     logger.debug("line could not be handled", exc_info=True)
                     self.parse_error(str(exc) or type(exc).__name__)
                 return
+        aborts = self._aborts_read
         if self._control:
             # read after a control command still running (an abort waiting for the run to end):
             # handled once it is done, as a host that writes "abort, prompt" expects
             before = set(self._control)
-            self._enqueue(lambda: self._after(before, frame))
+            self._enqueue(lambda: self._after(before, frame, aborts))
             return
-        self._enqueue(lambda: self._run_command(frame))
+        self._enqueue(lambda: self._run_command(frame, aborts))
 
-    async def _after(self, before: set[asyncio.Task[Any]], frame: Any) -> None:
+    async def _after(self, before: set[asyncio.Task[Any]], frame: Any, aborts: int) -> None:
         await asyncio.wait(before)
-        await self._run_command(frame)
+        await self._run_command(frame, aborts)
 
     async def _work(self) -> None:
         while True:
@@ -336,9 +345,10 @@ class RpcServer:
             return response
         return {"id": request["id"], **response}
 
-    async def _run_command(self, frame: Any) -> None:
+    async def _run_command(self, frame: Any, aborts: int | None = None) -> None:
+        """Handle one command; ``aborts`` is the count of ``abort`` frames read before it (queued ones)."""
         try:
-            await self._handle_command(frame)
+            await self._handle_command(frame, aborts)
         except Exception as exc:  # never let one line stop the worker: e.g. a frame too deep to echo
             logger.debug("line could not be handled", exc_info=True)
             self.parse_error(str(exc) or type(exc).__name__)
@@ -395,7 +405,7 @@ class RpcServer:
         else:
             self.parse_error(message)
 
-    async def _handle_command(self, frame: Any) -> None:
+    async def _handle_command(self, frame: Any, aborts: int | None = None) -> None:
         resolved = self._resolve(frame)
         if resolved is None:
             return
@@ -405,6 +415,9 @@ class RpcServer:
         self._blocking += blocking
         if blocking and self._input_ended:
             self._abort_blocking()
+        # a prompt written before an abort that overtook it (the abort ran while the prompt waited
+        # behind a blocking command) is aborted too: commands take effect in the order written
+        self.read_before_abort = aborts is not None and aborts != self._aborts_read
         try:
             result = await handler(self, checked)
         except Exception as exc:
@@ -422,6 +435,7 @@ class RpcServer:
         if resolved is None:
             return
         kind, cid, _, checked = resolved
+        self.read_before_abort = False  # nothing was queued before it
         try:
             result = run(self, checked)
         except Exception as exc:
