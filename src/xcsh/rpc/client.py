@@ -43,6 +43,9 @@ from xcsh.rpc.rebuild import PartialMessages
 T = TypeVar("T")
 Frame = dict[str, Any]
 STDERR_TAIL_BYTES = 8192
+# commands answered at once whose later failure is a second response with the same id (spec §3)
+PROMPT_LIKE = frozenset({"prompt", "abort_and_prompt"})
+LATE_KEPT = 4096  # acknowledged prompt ids watched for a late error (the oldest are forgotten)
 
 
 class RpcError(RuntimeError):
@@ -98,6 +101,8 @@ class RpcClient(AsyncCommands):
         self.version: str | None = None
         # id → (the request's raw ``type``, future of its response)
         self._pending: dict[str, tuple[Any, asyncio.Future[Frame]]] = {}
+        # acknowledged prompt ids → their late success:false response, once it arrives
+        self._late: dict[str, Frame | None] = {}
         self._waiters: list[tuple[Callable[[Frame], bool], asyncio.Future[Frame]]] = []
         self._streams: list[asyncio.Queue[Frame | None]] = []
         self._ids = itertools.count(1)
@@ -277,8 +282,23 @@ class RpcClient(AsyncCommands):
                 entry = self._pending.get(cid)
         if entry is not None and isinstance(cid, str):
             self._pending.pop(cid, None)
+            if entry[0] in PROMPT_LIKE and frame.get("success"):
+                self._late[cid] = None  # its run may still fail: a second response (spec §3 case 3)
+                if len(self._late) > LATE_KEPT:
+                    del self._late[next(iter(self._late))]
             if not entry[1].done():
                 entry[1].set_result(frame)
+        elif isinstance(cid, str) and cid in self._late and frame.get("success") is False:
+            self._late[cid] = frame
+
+    def _late_error(self, frame: Frame) -> bool:
+        """``frame`` is the late ``success:false`` of a prompt this client sent (spec §3 case 3)."""
+        cid = frame.get("id")
+        return frame.get("type") == "response" and isinstance(cid, str) and self._late.get(cid) is frame
+
+    def _raise_late(self, frame: Frame) -> None:
+        self._late.pop(str(frame.get("id")), None)
+        raise RpcError(frame)
 
     def send_raw(self, data: bytes | Frame) -> None:
         """Write a frame (or raw bytes, for tests of bad input) to the process's stdin."""
@@ -296,9 +316,14 @@ class RpcClient(AsyncCommands):
             assert self.process.stdin is not None
             await self.process.stdin.drain()
             async with asyncio.timeout(timeout or self.timeout):
-                return await future
+                response = await future
         finally:
             self._pending.pop(cid, None)
+        late = self._late.get(cid) if response.get("success") else None
+        if late is not None:  # the prompt's failure came with its acknowledgement: that is the answer
+            del self._late[cid]
+            return late
+        return response
 
     async def call(self, command: Frame, *, timeout: float | None = None) -> Any:
         """Send a command; return its ``data`` (None when it has none) or raise :class:`RpcError`."""
@@ -362,18 +387,22 @@ class RpcClient(AsyncCommands):
         """Wait for an ``agent_end`` after ``since``, then until ``isStreaming`` is false.
 
         ``timeout`` bounds the whole wait (default: ``run_timeout``, no limit unless set).
-        Returns the retained frames from ``since`` on.
+        Returns the retained frames from ``since`` on. A prompt of this client that fails
+        later (its second, ``success:false`` response, read after ``since``) raises
+        :class:`RpcError`: that run will not come.
         """
         limit = timeout if timeout is not None else self.run_timeout
-        is_end: Callable[[Frame], bool] = lambda f: f.get("type") == "agent_end"  # noqa: E731
+        is_end: Callable[[Frame], bool] = lambda f: f.get("type") == "agent_end" or self._late_error(f)  # noqa: E731
         async with asyncio.timeout(limit):
-            await self._wait(is_end, since, None)
+            if self._late_error(frame := await self._wait(is_end, since, None)):
+                self._raise_late(frame)
             while True:
                 # mark before asking: the chain's last agent_end may be read before we resume
                 mark = self.mark()
                 if not (await self.get_state())["isStreaming"]:
                     break
-                await self._wait(is_end, mark, None)
+                if self._late_error(frame := await self._wait(is_end, mark, None)):
+                    self._raise_late(frame)
         return self.frames[since:]
 
     async def prompt_and_wait(
