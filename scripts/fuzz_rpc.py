@@ -53,6 +53,11 @@ RACES = float(os.environ.get("RACES", "0.35"))  # share of round-2 steps (races,
 DIALOGS = ("select", "confirm", "input", "editor")
 
 
+# a prompt's second response (rpc-protocol §3 case 3) when it has no id to count it by: refused as
+# busy, or aborted before its run (an abort written after it, docs/decisions.md)
+LATE_PROMPT_ERRORS = ("already processing", "Prompt aborted before its run started")
+
+
 def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
     fuzz_inputs.NONEXIST = str(root / "nonexistent.jsonl")  # command() names it
     rng = random.Random(seed)
@@ -346,9 +351,9 @@ def run(seed: int, steps: int, root: Path) -> dict[str, Any]:
         1
         for f in responses
         if f.get("id") is None
-        and f.get("command") == "prompt"
+        and f.get("command") in ("prompt", "abort_and_prompt")
         and f.get("success") is False
-        and "already processing" in f.get("error", "")
+        and any(late in f.get("error", "") for late in LATE_PROMPT_ERRORS)
     )
     unanswered = [i for i in expected_ids if i not in by_id]
     if FIXES and unanswered and not abrupt:

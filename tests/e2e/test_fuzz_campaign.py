@@ -28,7 +28,9 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 # (seed, steps, --protocol-fixes); seed % 3 picks the wire: 0 chat, 1 Anthropic, 2 Responses
-CAMPAIGN = [(3, 40, False), (4, 40, False), (5, 40, False), (12, 40, True)]
+# (seed 4 became 7: since an abort also stops the prompts written before it, seed 4's prompts all
+# end before their runs and it no longer reaches the model)
+CAMPAIGN = [(3, 40, False), (7, 40, False), (5, 40, False), (12, 40, True)]
 
 
 def _fuzzer() -> ModuleType:
