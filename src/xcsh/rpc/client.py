@@ -433,9 +433,20 @@ class RpcClient(AsyncCommands):
         """Answer ``host_tool_call`` frames for ``name`` with ``handler(arguments, update)``.
 
         The handler's return value becomes the result (a string becomes one text block; a
-        dict with ``content`` is sent as is); an exception becomes an ``isError`` result.
+        dict with ``content`` is sent as is); an exception becomes an ``isError`` result. A
+        call for a tool with no handler is answered ``Host tool "<name>" is not registered``
+        (see :meth:`answer_host_tool_manually`).
         """
         self._host.on_host_tool(name, handler)
+
+    def answer_host_tool_manually(self, name: str) -> None:
+        """Leave ``host_tool_call`` frames for ``name`` to the caller (answer them with :meth:`send_raw`).
+
+        Without this or a handler, the client answers a call with the reference clients'
+        ``Host tool "<name>" is not registered`` error (rpc-protocol §7.4), so a run never
+        waits for an answer nobody sends.
+        """
+        self._host.answer_manually(name)
 
     def on_ui_request(self, handler: UiHandler | None) -> None:
         """Answer extension dialogs with ``handler(request)``.

@@ -29,12 +29,19 @@ class HostAnswers:
     def __init__(self, send: Callable[[Frame], None]) -> None:
         self._send = send
         self._tools: dict[str, HostToolHandler] = {}
+        self._manual: set[str] = set()  # tools whose calls the caller answers itself (send_raw)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._ui_handler: UiHandler | None = None
 
     def on_host_tool(self, name: str, handler: HostToolHandler) -> None:
         """See :meth:`xcsh.rpc.client.RpcClient.on_host_tool`."""
         self._tools[name] = handler
+        self._manual.discard(name)
+
+    def answer_manually(self, name: str) -> None:
+        """See :meth:`xcsh.rpc.client.RpcClient.answer_host_tool_manually`."""
+        self._tools.pop(name, None)
+        self._manual.add(name)
 
     def on_ui_request(self, handler: UiHandler | None) -> None:
         """See :meth:`xcsh.rpc.client.RpcClient.on_ui_request`."""
@@ -62,10 +69,13 @@ class HostAnswers:
             task.cancel()
 
     def _start_host_tool(self, frame: Frame) -> None:
-        handler = self._tools.get(str(frame.get("toolName")))
-        if handler is None:
-            return
+        name = str(frame.get("toolName"))
         call_id = str(frame.get("id"))
+        handler = self._tools.get(name)
+        if handler is None:
+            if name not in self._manual:  # nobody would answer: the run would wait for ever (§7.3)
+                self._send(_error_result(call_id, f'Host tool "{name}" is not registered'))
+            return
 
         async def run() -> None:
             def update(partial: dict[str, Any]) -> None:
@@ -76,20 +86,19 @@ class HostAnswers:
             except asyncio.CancelledError:
                 return
             except Exception as exc:  # host-side boundary: report the failure to the agent
-                self._send(
-                    {
-                        "type": "host_tool_result",
-                        "id": call_id,
-                        "result": {"content": [{"type": "text", "text": str(exc)}], "details": {}},
-                        "isError": True,
-                    }
-                )
+                self._send(_error_result(call_id, str(exc)))
                 return
             result = value if isinstance(value, dict) and "content" in value else _text_result(value)
             self._send({"type": "host_tool_result", "id": call_id, "result": result})
-            self._tasks.pop(call_id, None)
 
-        self._tasks[call_id] = asyncio.ensure_future(run())
+        task = asyncio.ensure_future(run())
+        self._tasks[call_id] = task
+
+        def forget(_: asyncio.Task[None]) -> None:  # also after a failure or a cancel
+            if self._tasks.get(call_id) is task:
+                del self._tasks[call_id]
+
+        task.add_done_callback(forget)
 
     def _answer_ui(self, handler: UiHandler, frame: Frame) -> None:
         request_id = frame.get("id")
@@ -106,6 +115,12 @@ class HostAnswers:
         task = asyncio.ensure_future(run())
         self._tasks[f"ui:{request_id}"] = task
         task.add_done_callback(lambda _: self._tasks.pop(f"ui:{request_id}", None))
+
+
+def _error_result(call_id: str, text: str) -> Frame:
+    """The ``isError`` answer to a call (as the reference clients send it, spec §7.4)."""
+    result = {"content": [{"type": "text", "text": text}], "details": {}}
+    return {"type": "host_tool_result", "id": call_id, "result": result, "isError": True}
 
 
 def _text_result(value: Any) -> dict[str, Any]:
