@@ -78,8 +78,14 @@ class HostAnswers:
             return
 
         async def run() -> None:
+            loop = asyncio.get_running_loop()
+
             def update(partial: dict[str, Any]) -> None:
-                self._send({"type": "host_tool_update", "id": call_id, "partialResult": partial})
+                frame = {"type": "host_tool_update", "id": call_id, "partialResult": partial}
+                if _on_loop(loop):
+                    self._send(frame)
+                else:  # a plain handler in a worker thread: the pipe is the loop's (not thread-safe)
+                    loop.call_soon_threadsafe(self._send, frame)
 
             try:
                 value = await handler(dict(frame.get("arguments") or {}), update)
@@ -115,6 +121,14 @@ class HostAnswers:
         task = asyncio.ensure_future(run())
         self._tasks[f"ui:{request_id}"] = task
         task.add_done_callback(lambda _: self._tasks.pop(f"ui:{request_id}", None))
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """The caller runs in ``loop``'s thread (else it must hand work over with ``call_soon_threadsafe``)."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def _error_result(call_id: str, text: str) -> Frame:

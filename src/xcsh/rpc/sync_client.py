@@ -127,7 +127,11 @@ class SyncRpcClient:
             future.cancel()
 
     def on_host_tool(self, name: str, handler: Callable[..., Any]) -> None:
-        """Like :meth:`RpcClient.on_host_tool`; ``handler`` may be a plain function (run in a thread)."""
+        """Like :meth:`RpcClient.on_host_tool`; ``handler`` may be a plain function (run in a thread).
+
+        Its ``update`` callback may be called from that thread: the frame is handed to the
+        client's loop, which alone writes to the agent's stdin.
+        """
         self.client.on_host_tool(name, _as_async(handler))
 
     def answer_host_tool_manually(self, name: str) -> None:
