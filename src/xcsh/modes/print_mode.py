@@ -3,25 +3,33 @@
 The first prompt carries the ``@file`` attachments; further messages are sent one after
 another, each once the previous has finished, as the reference does. In JSON mode the
 session header is the first line, then every event. Exit code: 0 when the final assistant
-message ended normally, 1 on error or abort.
+message ended normally, 1 on error or abort; ``128 + signal`` on a stop signal; 141 (as a
+process ended by SIGPIPE) when the reader of stdout has gone.
+
+The stop signals are handled from before the session is built. stdout is written through a
+:class:`~xcsh.modes.rpc.stdio.FrameWriter`, never with a blocking write on the loop's thread,
+so a stop signal is handled while a reader does not read (docs/fleet.md). A reader that
+closes stdout (``| head -1``) ends the run as a stop signal would, quietly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xcsh.ai.types import ImageContent
-from xcsh.coding.events import SessionEvent
 from xcsh.coding.messages import last_assistant
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.progress import ProgressPrinter, progress_wanted
-from xcsh.modes.signals import install_stop_handlers
-from xcsh.rpc.jsonl import encode_frame
+from xcsh.modes.rpc.stdio import FrameWriter
+from xcsh.modes.signals import StopHandlers, exit_status
+
+BROKEN_PIPE_STATUS = exit_status(signal.SIGPIPE)
 
 
 @dataclass(slots=True)
@@ -40,19 +48,29 @@ def run_print(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
 
 
 async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
+    session: AgentSession | None = None
+    writers: list[FrameWriter] = []
+
+    def leave(status: int) -> None:
+        for writer in writers:
+            writer.restore()
+        os._exit(status)
+
+    stop = StopHandlers(lambda: session, exit=leave)
+    stop.install()  # before the session is built: a signal during start-up is a graceful stop
+
+    def reader_gone() -> None:
+        if not stop.stopping:
+            stop.on_signal(signal.SIGPIPE)
+
     session = build_session()
-    stop = install_stop_handlers(lambda: session)
-    out = sys.stdout.buffer
     json_events = job.json_events
+    sys.stdout.flush()
     if json_events:
-        out.write(encode_frame(dict(session.store.header)))
-        out.flush()
-
-        def write(event: SessionEvent) -> None:
-            out.write(encode_frame(event))
-            out.flush()
-
-        session.subscribe(write)
+        out = FrameWriter(1, on_broken=reader_gone)
+        writers.append(out)
+        out.write(dict(session.store.header))
+        session.subscribe(out.write)
     elif progress_wanted(os.environ, sys.stderr):
         session.subscribe(ProgressPrinter(sys.stderr))
     try:
@@ -66,9 +84,13 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     except Exception as exc:  # mode boundary: report and fail with a non-zero exit code
         sys.stderr.write(f"Error: {exc}\n")
         await session.shutdown_async()
+        for writer in writers:
+            writer.restore()
         return 1
     final = last_assistant(session.messages)
     await session.shutdown_async()
+    for writer in writers:
+        writer.restore()
     if final is None:
         sys.stderr.write("Error: the model produced no answer\n")
         return 1
@@ -77,6 +99,13 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
         return 1
     if not json_events:
         text = last_assistant_text(session.messages) or ""
-        out.write((text + "\n").encode("utf-8"))
-        out.flush()
+        out = FrameWriter(1)
+        try:
+            out.write_bytes((text + "\n").encode("utf-8"))
+        finally:
+            out.restore()
+        if out.stopped:  # a stop signal while the reader did not read: its sequence exits
+            await stop.finish()
+        if out.closed:
+            return BROKEN_PIPE_STATUS
     return 0

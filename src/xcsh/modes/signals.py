@@ -12,6 +12,12 @@ agent started in their own process groups. On the first of these signals the han
 4. exits with the conventional status ``128 + signal number`` (143, 129, 130).
 
 A second signal during that sequence exits at once with the same status.
+
+The loop's handlers run only when the loop gets to them: a thread blocked in a write (a host
+that stopped reading stdout) would hold them off. So each stop signal also makes
+:func:`stop_notice_fd` readable, at once, from a Python-level handler; a writer waiting for room
+on stdout waits on it too and gives up its frames when it becomes readable
+(:class:`xcsh.modes.rpc.stdio.FrameWriter`), and the loop then runs the sequence above.
 """
 
 from __future__ import annotations
@@ -45,6 +51,32 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 ABORT_WAIT_S = 3.0
 
 
+_notice: tuple[socket.socket, socket.socket] | None = None
+
+
+def stop_notice_fd() -> int | None:
+    """An fd that becomes readable (and stays so) once a stop signal has arrived; None until
+    stop handlers are held or installed."""
+    return _notice[0].fileno() if _notice is not None else None
+
+
+def _ensure_notice() -> None:
+    global _notice
+    if _notice is None:
+        reader, writer = socket.socketpair()
+        reader.setblocking(False)
+        writer.setblocking(False)
+        _notice = (reader, writer)
+
+
+def _note_stop(signum: int, frame: object) -> None:
+    """The stop signals' Python-level handler: make the notice readable (the signal's number
+    still reaches the loop, or the held socket, through the wakeup fd)."""
+    if _notice is not None:
+        with contextlib.suppress(OSError):  # full: it is readable already
+            _notice[1].send(b"!")
+
+
 def exit_status(signum: int) -> int:
     """The shell's convention for a process ended by ``signum``."""
     return 128 + signum
@@ -60,6 +92,7 @@ class StopHandlers:
         self._signum: int | None = None
         self._task: asyncio.Task[None] | None = None
         self._held: tuple[socket.socket, socket.socket] | None = None
+        self._signalled = asyncio.Event()
 
     @property
     def stopping(self) -> bool:
@@ -70,8 +103,15 @@ class StopHandlers:
             self._exit(exit_status(self._signum))
             return
         self._signum = signum
+        self._signalled.set()
         terminate_all_groups()
         self._task = self._loop.create_task(_stop(self._session(), signum, self._exit))
+
+    async def finish(self) -> None:
+        """Wait for a stop signal already noted (:func:`stop_notice_fd` is readable) to reach
+        the loop, then for its stop sequence (which exits the process)."""
+        await self._signalled.wait()
+        await self.settle()
 
     async def settle(self) -> None:
         """Finish a stop already under way (it exits the process) — e.g. when stdin closed
@@ -81,22 +121,26 @@ class StopHandlers:
 
     def hold(self) -> None:
         """Until :meth:`install`, the stop signals only write their number to a socket of our
-        own (``signal.set_wakeup_fd`` and no-op handlers, far cheaper than the loop's
+        own (``signal.set_wakeup_fd`` and handlers that only mark the notice, far cheaper than the loop's
         handlers); :meth:`install` then handles what arrived. The loop's first handler
         replaces that wakeup fd in one step, so each signal reaches exactly one of the two
         (noting it in a Python handler as well could handle one arriving mid-install twice,
         and the second time is the immediate exit)."""
+        _ensure_notice()
         reader, writer = socket.socketpair()
         reader.setblocking(False)
         writer.setblocking(False)
         self._held = (reader, writer)
         signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         for signum in STOP_SIGNALS:
-            signal.signal(signum, _ignore)
+            signal.signal(signum, _note_stop)
 
     def install(self) -> None:
+        _ensure_notice()
         for signum in STOP_SIGNALS:
             self._loop.add_signal_handler(signum, self.on_signal, signum)
+            # asyncio's own Python-level handler does nothing; ours also wakes a blocked writer
+            signal.signal(signum, _note_stop)
         if self._held is None:
             return
         reader, writer = self._held
@@ -112,13 +156,15 @@ class StopHandlers:
                 self.on_signal(number)
 
     def remove(self) -> None:
+        """Uninstall the handlers and forget a noted stop (in-process uses, such as tests)."""
+        global _notice
         for signum in STOP_SIGNALS:
             with contextlib.suppress(Exception):
                 self._loop.remove_signal_handler(signum)
-
-
-def _ignore(signum: int, frame: object) -> None:
-    """A Python-level handler that does nothing: the signal's number still reaches the wakeup fd."""
+        if _notice is not None:
+            for end in _notice:
+                end.close()
+            _notice = None
 
 
 def install_stop_handlers(

@@ -9,13 +9,16 @@ socket or terminal on POSIX): a command is answered in the loop turn that reads 
 thread hop. Where the loop cannot watch it (a regular file, Windows) a daemon thread reads it.
 Frames are written synchronously; when the host does not read stdout and the pipe is full, the
 writer waits for room and meanwhile keeps reading stdin, so a host that writes many commands
-before reading any answer never deadlocks against us (docs/performance.md).
+before reading any answer never deadlocks against us (docs/performance.md). A stop signal ends
+that wait: the frame's unwritten rest and every later frame are dropped, so the process stops
+even when the host never reads again (docs/fleet.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import select
 import stat
@@ -25,6 +28,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from xcsh.modes.signals import stop_notice_fd
 from xcsh.rpc.jsonl import encode_frame_into
 
 _KEEP_BUFFER = 8 << 20
@@ -172,9 +176,12 @@ def _ends_run(frame: Any) -> bool:
 class FrameWriter:
     """The only writer of frames: each frame is encoded and written whole, in call order.
 
-    With ``stdin`` read on the loop, a full stdout pipe does not stop input: the pipe is made
-    non-blocking and, while it has no room, the writer waits for room or for input and reads
-    the input (queued, handled after the frame is written).
+    A pipe or socket is made non-blocking (:meth:`restore` gives it back its mode); while it
+    has no room the writer waits for room, for a stop signal (:func:`stop_notice_fd`: the
+    writer then drops the rest and every later frame, and :attr:`stopped` is set) and, with
+    ``stdin`` read on the loop, for input, which it reads (queued, handled after the frame is
+    written), so a full stdout pipe does not stop input. A reader that has gone (EPIPE) closes
+    the writer and calls ``on_broken`` once.
 
     With ``loop``, small frames written on the loop's thread are gathered and written together
     at the end of the loop turn (:meth:`flush`, scheduled with ``call_soon``): a prompt's
@@ -195,6 +202,7 @@ class FrameWriter:
         check: Callable[[Any], None] | None = None,
         stdin: StdinReader | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        on_broken: Callable[[], None] | None = None,
     ) -> None:
         self._fd = fd
         self._lock = threading.RLock()
@@ -204,11 +212,31 @@ class FrameWriter:
         self._loop = loop
         self._gathered = bytearray()  # small frames waiting for the end of the loop turn
         self._flush_soon: asyncio.Handle | None = None
+        self._on_broken = on_broken
         self.closed = False
-        if stdin is not None and os.name == "posix" and _is_pipe_or_socket(fd):
+        self.stopped = False  # a stop signal ended a wait for room
+        self._was_blocking = False
+        if os.name == "posix" and _is_pipe_or_socket(fd):
+            self._was_blocking = os.get_blocking(fd)
             os.set_blocking(fd, False)
             _grow_pipe(fd)
         _writers.add(self)
+
+    def restore(self) -> None:
+        """Give the fd back the blocking mode it had: the pipe may be shared with the processes
+        that started us (``{ xcsh -p …; cat big; } | less``)."""
+        if self._was_blocking:
+            self._was_blocking = False
+            with contextlib.suppress(OSError):
+                os.set_blocking(self._fd, True)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write ``data`` (already encoded) after what was gathered."""
+        with self._lock:
+            if self.closed:
+                return
+            self.flush()
+            self._write_all(data)
 
     def write(self, frame: Any) -> None:
         if self._check is not None:
@@ -253,7 +281,7 @@ class FrameWriter:
                 self._write_all(self._gathered)
             self._gathered.clear()
 
-    def _write_all(self, data: bytearray) -> None:
+    def _write_all(self, data: bytes | bytearray) -> None:
         try:
             with memoryview(data) as whole:
                 view = whole
@@ -261,17 +289,28 @@ class FrameWriter:
                     try:
                         written = os.write(self._fd, view)
                     except BlockingIOError:
-                        self._wait_for_room()
+                        if not self._wait_for_room():
+                            self.closed = self.stopped = True
+                            break
                         continue
                     view = view[written:]
                 view.release()
         except BrokenPipeError:
             self.closed = True
+            if self._on_broken is not None:
+                self._on_broken()
 
-    def _wait_for_room(self) -> None:
+    def _wait_for_room(self) -> bool:
+        """Wait until the fd has room (True) or a stop signal has arrived (False)."""
         stdin = self._stdin
         # input is taken only while the loop can still deliver it (not at a flush after it closed)
         watch = [stdin.fd] if stdin is not None and stdin.on_loop and not stdin.loop_closed else []
+        notice = stop_notice_fd()
+        if notice is not None:
+            watch.append(notice)
         readable, _, _ = select.select(watch, [self._fd], [])
+        if notice is not None and notice in readable:
+            return False
         if readable and stdin is not None:
             stdin.hold()
+        return True
