@@ -55,3 +55,47 @@ def test_a_closed_commit_gate_refuses_claims_also_of_the_calls_made_inside_its_c
     assert claimed.claim() is True
     assert claimed.close() is False  # a change was under way when it was abandoned
     assert claimed.claim() is False
+
+
+def test_a_gate_closed_because_its_call_ended_refuses_its_own_claims_but_not_those_of_calls_started_inside_it_later() -> (
+    None
+):
+    """Such a call comes from work the ended call only scheduled (an extension's background job
+    starting a run), not from the call itself (review 6 W1); abandonment still reaches it."""
+    from xcsh.agent.commit_gate import CommitGate
+
+    ended = CommitGate()
+    assert ended.close(finished=True) is True
+    later = CommitGate(ended)
+    assert (ended.closed, ended.claim()) == (True, False)  # a thread the call left behind
+    assert (later.closed, later.claim()) == (False, True)
+    abandoned = CommitGate()
+    abandoned.close()
+    inner = CommitGate(CommitGate(abandoned))  # a call inside a call inside the abandoned one
+    assert (inner.closed, inner.claim()) == (True, False)
+
+
+async def test_work_run_outside_commit_gates_sees_no_gate_also_in_the_tasks_it_starts() -> None:
+    from xcsh.agent.commit_gate import (
+        current_commit_gate,
+        enter_commit_gate,
+        leave_commit_gate,
+        outside_commit_gates,
+    )
+
+    gate, token = enter_commit_gate()
+    try:
+        with outside_commit_gates():
+            assert current_commit_gate() is None
+            seen = asyncio.ensure_future(_gate_seen())
+        assert current_commit_gate() is gate
+        async with asyncio.timeout(5):
+            assert await seen is None
+    finally:
+        leave_commit_gate(token)
+
+
+async def _gate_seen() -> object:
+    from xcsh.agent.commit_gate import current_commit_gate
+
+    return current_commit_gate()

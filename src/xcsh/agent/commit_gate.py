@@ -15,40 +15,51 @@ take one lock, so exactly one of them wins:
   have changed.
 
 A call made inside another (a subagent's tool call inside ``task``) gets a gate whose parent is
-the outer call's gate: closing the outer gate refuses the inner call's claims too.
+the outer call's gate: abandoning the outer call refuses the inner call's claims too. A call's
+gate is also closed when the call ends, so a thread it left behind changes nothing after its
+result; but that close does not reach calls nested under it. Such a call can only come from
+work the ended call merely scheduled (an extension's background task that later starts a run):
+it is not part of the call, and refusing its writes would report an abort nobody made.
+Work that is never part of the call that schedules it (an extension's actions and event
+handlers) runs :func:`outside_commit_gates` anyway.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar, Token
 
 
 class CommitGate:
     """One tool call's permission to change files; see the module docstring."""
 
-    __slots__ = ("_claimed", "_closed", "_lock", "_parent")
+    __slots__ = ("_abandoned", "_claimed", "_closed", "_lock", "_parent")
 
     def __init__(self, parent: CommitGate | None = None) -> None:
         self._lock = threading.Lock()
         self._closed = False
+        self._abandoned = False
         self._claimed = False
         self._parent = parent
 
     @property
     def closed(self) -> bool:
-        """Whether the call was abandoned (here or in a call this one runs inside)."""
-        gate: CommitGate | None = self
+        """Whether this call ended or was abandoned, or a call this one runs inside was abandoned."""
+        if self._closed:
+            return True
+        gate = self._parent
         while gate is not None:
-            if gate._closed:
+            if gate._abandoned:
                 return True
             gate = gate._parent
         return False
 
     def claim(self) -> bool:
         """Called (from any thread) right before a change that cannot be undone: True means go
-        ahead, False means the call was abandoned and nothing may change."""
-        if self._parent is not None and not self._parent.claim():
+        ahead, False means the call ended or was abandoned and nothing may change."""
+        if self._parent is not None and not self._parent._claim_inside():
             return False
         with self._lock:
             if self._closed:
@@ -56,10 +67,26 @@ class CommitGate:
             self._claimed = True
             return True
 
-    def close(self) -> bool:
-        """Refuse every later claim; True when no claim was granted before (nothing changed)."""
+    def _claim_inside(self) -> bool:
+        """A claim of a call nested under this one: refused once this call (or one it runs
+        inside) was abandoned; after this call ended normally the nested one is on its own."""
+        if self._parent is not None and not self._parent._claim_inside():
+            return False
+        with self._lock:
+            if self._abandoned:
+                return False
+            if not self._closed:
+                self._claimed = True
+            return True
+
+    def close(self, *, finished: bool = False) -> bool:
+        """Refuse every later claim; True when no claim was granted before (nothing changed).
+        ``finished``: the call ended with its result, rather than being abandoned (or cancelled),
+        so calls nested under it are not refused (see the module docstring)."""
         with self._lock:
             self._closed = True
+            if not finished:
+                self._abandoned = True
             return not self._claimed
 
 
@@ -81,3 +108,15 @@ def enter_commit_gate() -> tuple[CommitGate, Token[CommitGate | None]]:
 def leave_commit_gate(token: Token[CommitGate | None]) -> None:
     """Put back the gate :func:`enter_commit_gate` replaced."""
     _current.reset(token)
+
+
+@contextmanager
+def outside_commit_gates() -> Iterator[None]:
+    """Run the block, and every task or thread it starts, as part of no tool call: for work that
+    the current call only schedules (a run an extension starts, its event handlers), which
+    must not share the call's fate (its writes refused after the call ended or was abandoned)."""
+    token = _current.set(None)
+    try:
+        yield
+    finally:
+        _current.reset(token)

@@ -301,7 +301,7 @@ async def _unless_stuck(tool: AgentTool, start: Callable[[], Awaitable[Any]], ct
     try:
         return await task
     finally:
-        gate.close()  # its result is out: a thread it left behind changes nothing any more
+        gate.close(finished=True)  # its result is out: a thread it left behind changes nothing any more
 
 
 async def _until_done_or(task: asyncio.Future[Any], pause: Awaitable[Any]) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from xcsh.agent.commit_gate import outside_commit_gates
 from xcsh.agent.tool import AgentTool
 from xcsh.agent.types import AgentMessage, AgentToolResult, ToolUpdate
 from xcsh.ai.abort import AbortSignal
@@ -256,7 +257,8 @@ class ExtensionRunner:
             return
         self._queue.put_nowait(event)
         if self._worker is None or self._worker.done():
-            self._worker = asyncio.get_running_loop().create_task(self._work())
+            with outside_commit_gates():  # posted from inside a tool call, say: not part of it
+                self._worker = asyncio.get_running_loop().create_task(self._work())
 
     async def _work(self) -> None:
         while not self._queue.empty():
@@ -368,7 +370,8 @@ class ExtensionRunner:
             except Exception as exc:  # action boundary: reported as a response without id
                 self.on_action_error(command, _describe(exc))
 
-        task = asyncio.ensure_future(guarded())
+        with outside_commit_gates():  # an extension's action is no tool call's, even when one starts it
+            task = asyncio.ensure_future(guarded())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -417,7 +420,8 @@ class ExtensionRunner:
             if session.is_streaming and deliver_as == "followUp":
                 session.follow_up(text, images)
                 return
-            task = session.start_prompt(text, images, deliver_as)
+            with outside_commit_gates():  # the run is no tool call's (see _spawn)
+                task = session.start_prompt(text, images, deliver_as)
         except (CommandError, ValueError) as exc:
             self.on_action_error("extension_send_user", _describe(exc))
             return
