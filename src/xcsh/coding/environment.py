@@ -65,6 +65,12 @@ GIT_NO_PROGRAMS = (
     "sequence.editor=false",
     "credential.helper=",
     "gpg.program=false",
+    "gpg.openpgp.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
+    "gpg.ssh.defaultKeyCommand=false",
+    "log.showSignature=false",
+    "interactive.diffFilter=cat",
     "safe.bareRepository=explicit",
     "protocol.ext.allow=never",
 )
@@ -73,7 +79,6 @@ _SAFE_CONFIG = (
     "diff.renames=false",
     "status.renames=false",
     "status.submoduleSummary=false",
-    "log.showSignature=false",
     "protocol.allow=never",
     *(f"protocol.{name}.allow=never" for name in ("file", "ssh", "git", "http", "https", "ftp", "ftps")),
 )
@@ -94,9 +99,21 @@ _ENV_GIT_KEPT = (
     "GIT_CONFIG_NOSYSTEM",
 )
 
-# The keys that name a driver's program: filters (status, add, checkout), a diff driver's
-# ``textconv`` (diff, log -p, show, blame, grep) and ``command`` (diff), and ``diff.external``.
-DRIVER_KEYS = r"^(filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external)$"
+# The keys that name a program under a name of the configuration's choosing, so they are
+# switched off by name (_driver_overrides): filters (status, diff, add, checkout), a diff
+# driver's ``textconv`` (diff, log -p, show, blame, grep) and ``command`` (diff),
+# ``diff.external``, a merge driver (merge, pull, rebase), a command's own pager
+# (``pager.log=<program>``), ``git archive``'s compressors (``tar.<format>.command``), the viewers of
+# ``git help`` and the tools of difftool/mergetool (``man|browser|difftool|mergetool.<tool>.cmd``
+# and ``.path``); and the program a fetch from a local or ``file://`` remote starts
+# (``remote.<name>.uploadpack``/``receivepack``: a partial clone fetches a missing object for
+# ``git log -p``), which git takes from the first configuration naming it, so no setting of ours
+# wins: where one is named, an allowed git command is asked about (git_program_overrides).
+DRIVER_KEYS = (
+    r"^(filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external"
+    r"|merge\..*\.driver|pager\..*|tar\..*\.command|(man|browser|difftool|mergetool)\..*\.(cmd|path)"
+    r"|remote\..*\.(uploadpack|receivepack))$"
+)
 
 _COMMANDS: dict[str, list[str]] = {
     "branch": ["rev-parse", "--abbrev-ref", "HEAD"],
@@ -135,7 +152,8 @@ def _driver_overrides(listing: str) -> list[tuple[str, str]] | None:
     keys = [name for name in listing.split("\0") if name]
     filters = {name.rsplit(".", 1)[0] for name in keys if name.startswith("filter.")}
     diffs = {name.rsplit(".", 1)[0] for name in keys if name.startswith("diff.") and name.count(".") >= 2}
-    if any("\n" in driver or "\r" in driver for driver in filters | diffs):
+    others = {name for name in keys if not name.startswith(("filter.", "diff.", "remote."))}
+    if any("\n" in name or "\r" in name for name in filters | diffs | others):
         return None
     settings = [
         (f"{driver}.{key}", value)
@@ -149,7 +167,14 @@ def _driver_overrides(listing: str) -> list[tuple[str, str]] | None:
     ]
     if "diff.external" in keys:
         settings.append(("diff.external", ""))
+    settings += [(name, _OTHER_OFF.get(name.rsplit(".", 1)[-1].lower(), "")) for name in sorted(others)]
     return settings
+
+
+# What the other keys of DRIVER_KEYS are set to (by their last part; "" where not named): git
+# cannot start an empty program, so a command needing one fails instead; a merge driver "false"
+# leaves the file in conflict; an empty pager is "no pager".
+_OTHER_OFF = {"driver": "false", "command": "false"}
 
 
 def _config_environment(env: dict[str, str], overrides: list[tuple[str, str]]) -> dict[str, str]:
@@ -172,20 +197,26 @@ def _config_environment(env: dict[str, str], overrides: list[tuple[str, str]]) -
 def git_program_overrides(
     run_dir: Path, first_index: int = 0, extra: list[tuple[str, str]] | None = None
 ) -> dict[str, str] | None:
-    """``GIT_CONFIG_*`` variables under which a ``git`` started in ``run_dir`` runs no program a
-    configuration names: :data:`GIT_NO_PROGRAMS`, every driver the configuration seen from
+    """``GIT_CONFIG_*`` variables (and an empty ``GIT_PROXY_COMMAND``, unless the user set one)
+    under which a ``git`` started in ``run_dir`` runs no program a configuration names: :data:`GIT_NO_PROGRAMS`, every driver the configuration seen from
     ``run_dir`` defines (:func:`_driver_overrides`) and ``extra``, numbered from ``first_index``
     (keeps the caller's own entries).
+
+    The drivers of every checked-out submodule (any gitlink whose folder holds a ``.git``, with
+    or without ``.gitmodules``; recursively) are listed too: ``git status`` and ``git diff`` run
+    git in there, where the submodule's own configuration names its drivers.
 
     None when the drivers cannot all be listed or named (the caller must not run git unasked).
     """
     try:
-        listing = _wait(_git(run_dir, _COMMANDS["drivers"], [], git_environment()), ok=(0, 1))
+        listing = _listing(run_dir, git_environment(), _MAX_SUBMODULE_DEPTH)
     except OSError:
         listing = ""  # no git: the command the rule allows fails the same way
     overrides = _driver_overrides(listing) if listing is not None else None
-    if overrides is None:
+    if overrides is None or listing is None:
         return None
+    if any(name.startswith("remote.") for name in listing.split("\0")):
+        return None  # an upload/receive program: the first configuration naming it wins over ours
     settings = [(item.partition("=")[0], item.partition("=")[2]) for item in GIT_NO_PROGRAMS]
     settings += overrides + (extra or [])
     env: dict[str, str] = {}
@@ -193,7 +224,40 @@ def git_program_overrides(
         env[f"GIT_CONFIG_KEY_{index}"] = key
         env[f"GIT_CONFIG_VALUE_{index}"] = value
     env["GIT_CONFIG_COUNT"] = str(first_index + len(settings))
+    if "GIT_PROXY_COMMAND" not in os.environ:  # an empty one beats core.gitProxy (git:// fetches)
+        env["GIT_PROXY_COMMAND"] = ""
     return env
+
+
+_MAX_SUBMODULE_DEPTH = 4
+_MAX_SUBMODULES = 64
+
+
+def _listing(run_dir: Path, env: dict[str, str], depth: int, budget: list[int] | None = None) -> str | None:
+    """The NUL-separated :data:`DRIVER_KEYS` names the configuration of ``run_dir``'s repository
+    and of its checked-out submodules define (None when one cannot be listed, or there are more
+    than :data:`_MAX_SUBMODULES` in all, or deeper than ``depth``).
+
+    The gitlinks come from the index (``ls-files --stage``, the whole repository from ``run_dir``);
+    git is started in a submodule only for ``config`` and ``ls-files``, which run no program.
+    """
+    listing = _wait(_git(run_dir, _COMMANDS["drivers"], [], env), ok=(0, 1))
+    staged = _wait(_git(run_dir, ["ls-files", "-z", "--stage", "--", ":/"], [], env), ok=(0, 128))
+    if listing is None or staged is None:
+        return None
+    gitlinks = [entry.partition("\t")[2] for entry in staged.split("\0") if entry.startswith("160000 ")]
+    entered = [run_dir / path for path in gitlinks if os.path.lexists(run_dir / path / ".git")]
+    budget = budget if budget is not None else [_MAX_SUBMODULES]
+    budget[0] -= len(entered)
+    if (entered and depth == 0) or budget[0] < 0:
+        return None
+    parts = [listing]
+    for submodule in entered:
+        nested = _listing(submodule, env, depth - 1, budget)
+        if nested is None:
+            return None
+        parts.append(nested)
+    return "\0".join(part for part in parts if part)
 
 
 def _git(
