@@ -58,3 +58,26 @@ async def test_a_world_writable_project_is_read_after_trust_is_granted_and_again
         assert "--trust" in stderr
     finally:
         project.chmod(0o755)
+
+
+async def test_a_trust_that_cannot_be_recorded_is_warned_about_and_holds_for_this_run(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """An agent dir mounted read-only (a container, a sandbox) cannot take the record of a
+    ``--trust``: start-up goes on, trusted for this run, and says the trust was not kept."""
+    project = tmp_path / "project"
+    (project / ".xcsh" / "commands").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("PROJECT-CONTEXT\n")
+    (project / ".xcsh" / "commands" / "deploy.md").write_text("Deploy it\n")
+    (project / ".xcsh" / "config.yml").write_text("steeringMode: all\n")
+    project.chmod(0o777)
+    # the store's lock cannot be opened, as on a read-only mount (which root, too, cannot write)
+    (workspace.agent / "trust.json.lock").mkdir()
+    try:
+        state, names, stderr = await _start_up(workspace, project, "--trust")
+        assert "PROJECT-CONTEXT" in str(state["systemPrompt"]) and "deploy" in names
+        assert state["steeringMode"] == "all"
+        assert f"could not record the trust of {project}" in stderr and "for this run only" in stderr
+        assert not (workspace.agent / "trust.json").exists()
+    finally:
+        project.chmod(0o755)

@@ -192,6 +192,7 @@ def decide(
 ) -> ProjectTrust:
     """Decide whether ``project``'s code may run, recording the trust first when ``grant`` (with
     or without code: a recorded trust also covers the project's folders other users control).
+    A trust that cannot be recorded (a read-only agent dir) holds for this run, with a warning.
 
     ``project_setting_keys`` are the protected keys the project's settings files
     (``project_settings_files``, relative names) set and ``project_extensions`` the extensions
@@ -200,7 +201,14 @@ def decide(
     project = _resolve(project)
     store = TrustStore(agent_dir)
     if grant:  # recorded even without code: the trust also lets a foreign folder's files be read
-        store.grant(project)
+        try:
+            store.grant(project)
+        except OSError as exc:  # a read-only agent dir: the record is for later runs, not this one
+            sys.stderr.write(
+                f"xcsh: could not record the trust of {project} in {store.path}: "
+                f"{exc.strerror or exc}; trusted for this run only\n"
+            )
+            sys.stderr.flush()
         return ProjectTrust(project=project, trusted=True)
     has_code = bool(project_extensions or project_setting_keys)
     if not has_code:
