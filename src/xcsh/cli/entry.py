@@ -8,6 +8,7 @@ the flags properly afterwards and turns collection back on if this was not RPC m
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from itertools import pairwise
@@ -38,7 +39,36 @@ def drop_working_dir_from_path() -> None:
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != cwd]
 
 
+def reopen_closed_stdio() -> None:
+    """Open ``/dev/null`` on whichever of fds 0–2 is closed, and give Python a stream for it.
+
+    A daemon or supervisor may start xcsh with a closed stdin, stdout or stderr (``2>&-``).
+    Python then sets ``sys.stderr`` (…) to ``None``, which every write, flush or ``isatty``
+    trips over, and the next file xcsh opens would take that number (a session file as fd 2
+    would receive log lines). Children inherit the ``/dev/null`` descriptors.
+    """
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        os.set_inheritable(fd, True)
+        if getattr(sys, name) is None:
+            raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+            buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+            errors = "backslashreplace" if fd == 2 else "strict"
+            stream = io.TextIOWrapper(buffered, encoding="utf-8", errors=errors, line_buffering=fd == 2)
+            setattr(sys, name, stream)
+            setattr(sys, f"__{name}__", stream)
+
+
 def main() -> int:
+    reopen_closed_stdio()
     drop_working_dir_from_path()
     if wants_rpc(sys.argv[1:]):
         from xcsh.modes.rpc.gc_pause import pause

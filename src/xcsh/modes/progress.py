@@ -24,12 +24,15 @@ MAIN_ARG = {
 }
 
 
-def progress_wanted(env: Mapping[str, str], stream: TextIO) -> bool:
-    """``XCSH_PROGRESS`` (1/0) decides; otherwise only when ``stream`` is a terminal."""
+def progress_wanted(env: Mapping[str, str], stream: TextIO | None) -> bool:
+    """``XCSH_PROGRESS`` (1/0) decides; otherwise only when ``stream`` is a terminal (``None``:
+    a closed stderr, which is none)."""
     value = env.get("XCSH_PROGRESS", "").strip().lower()
     if value in ("1", "true", "yes", "on"):
         return True
     if value in ("0", "false", "no", "off"):
+        return False
+    if stream is None:
         return False
     try:
         return stream.isatty()

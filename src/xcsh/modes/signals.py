@@ -192,5 +192,6 @@ async def _stop(session: AgentSession | None, signum: int, exit: Callable[[int],
     except Exception:  # leaving anyway: report, never hang on the way out
         logger.exception("error while stopping on signal %d", signum)
     finally:
-        sys.stderr.flush()
+        with contextlib.suppress(Exception):  # a closed stderr (None) must not keep us running
+            sys.stderr.flush()
         exit(exit_status(signum))

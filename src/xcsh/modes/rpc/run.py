@@ -115,6 +115,7 @@ def run_rpc(
         flush_frames()
 
     asyncio.run(main())
-    sys.stderr.flush()
+    if sys.stderr is not None:  # None when fd 2 was closed at start (cli/entry.py reopens it)
+        sys.stderr.flush()
     # An in-flight run is not awaited at EOF (rpc-protocol §2.5): leave without joining tasks.
     os._exit(0)
