@@ -351,3 +351,44 @@ def test_tool_names_compare_case_insensitively() -> None:
     flagged = config_from({}.get, "Bash,Write")
     assert flagged is not None and all(flagged.covers(t) for t in ("bash", "python", "edit", "Notebook"))
     assert not flagged.covers("read")
+
+
+@pytest.mark.parametrize("moved_agent_dir", [False, True], ids=["default", "PI_CODING_AGENT_DIR"])
+def test_path_rules_apply_in_the_working_folder_of_a_start_in_home_but_not_through_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved_agent_dir: bool
+) -> None:
+    """Started in the home directory xcsh works in ``~/.xcsh/tmp`` or ``<agent dir>/tmp``: a
+    project like any other for ``allowPaths``, though it lies in a protected folder."""
+    from xcsh.cli.args import parse_args
+    from xcsh.cli.workdir import working_dir
+    from xcsh.coding.paths import agent_dir as agent_dir_of
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("PI_CONFIG_DIR", raising=False)
+    if moved_agent_dir:
+        monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "cfg" / "agent"))
+    else:
+        monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    agent = agent_dir_of()
+    agent.mkdir(parents=True)
+    (agent / "auth.json").write_text("{}")
+    monkeypatch.chdir(home)
+    cwd = working_dir(parse_args([]), lambda line: None)
+    assert cwd != home and (cwd == agent / "tmp" or not moved_agent_dir)
+    (cwd / "notes.txt").write_text("x\n")
+    (cwd / "keys.json").symlink_to(agent / "auth.json")
+    config = ApprovalConfig(tools=frozenset({"*"}), allow_paths=(".",))
+
+    def allows(tool: str, args: dict[str, object]) -> bool:
+        return rule_allows(config, cwd, tool, args, agent)
+
+    assert allows("write", {"path": "notes.txt", "content": "y"})
+    assert allows("read", {"path": "notes.txt"})
+    assert allows("edit", {"edits": [{"path": "notes.txt"}]})
+    # what is protected in any project still is, and a link out of the folder is checked where it leads
+    assert not allows("write", {"path": "AGENTS.md", "content": "y"})
+    assert not allows("write", {"path": ".xcsh/config.yml", "content": "y"})
+    assert not allows("read", {"path": "keys.json"})
+    assert not allows("read", {"path": str(agent / "auth.json")})

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from xcsh.coding.globs import glob_to_regex
+from xcsh.coding.paths import work_tmp_dir
 from xcsh.coding.tools.paths import resolve_path
 
 # the characters a command may use to be allowed by a prefix rule (plus spaces between words)
@@ -232,8 +233,14 @@ def protected(
     file the agent rewrote would speak for the user in the session that resumes it).
     For a reading tool (``writes`` false) only ``.git`` and the agent dir (its ``models.yml``
     and ``auth.json`` hold keys) are protected.
+
+    xcsh's own working folder for a start in the home directory
+    (:func:`xcsh.coding.paths.work_tmp_dir`: ``~/.xcsh/tmp``, or ``<agent dir>/tmp``) is a project
+    like any other: inside it only the names below it count (its own ``.git``, ``AGENTS.md``…),
+    not the ``.xcsh`` or agent dir it lies in, else no path rule ever passed there.
     """
-    parts = [part.casefold() for part in path.parts]
+    scratch = _below_work_folder(path)
+    parts = [part.casefold() for part in (scratch if scratch is not None else path.parts)]
     if writes:
         if any(part in PROTECTED_DIRS for part in parts) or (parts and parts[-1] in PROTECTED_FILES):
             return True
@@ -241,7 +248,7 @@ def protected(
             return True
     elif ".git" in parts:
         return True
-    folders = [agent_dir] if agent_dir is not None else []
+    folders = [agent_dir] if agent_dir is not None and scratch is None else []
     if writes:
         folders += write_dirs
     for folder in folders:
@@ -249,6 +256,16 @@ def protected(
             if _inside(path, base):
                 return True
     return False
+
+
+def _below_work_folder(path: Path) -> tuple[str, ...] | None:
+    """``path``'s parts below xcsh's working folder for a home start, or None when it is not in it
+    (the folder as named and as resolved: a link out of it is checked where it leads)."""
+    folder = work_tmp_dir()
+    for base in {folder.absolute(), _real(folder)}:
+        if _inside(path, base):
+            return path.parts[len(base.parts) :]
+    return None
 
 
 def _target_ok(target: Path) -> bool:
