@@ -210,15 +210,17 @@ class ApprovalGate:
     def _session_dirs(self) -> list[Path]:
         """Where session files live: the sessions root (``$XDG_DATA_HOME`` can put it outside the
         agent dir), ``--session-dir``, and the open session's file and its artifacts folder
-        (``--session <path>`` can name one anywhere)."""
+        (``--session <path>`` can name one anywhere), with its lock file (a new file in its place
+        would void the lock: a second process could then append to the same session)."""
         from xcsh.coding.paths import sessions_root
+        from xcsh.coding.sessions.lock import lock_path_for
 
         dirs = [sessions_root()]
         if self.session.config.session_dir is not None:
             dirs.append(self.session.config.session_dir)
         current = self.session.store.path
         if current is not None:
-            dirs += [current, current.with_suffix("")]
+            dirs += [current, current.with_suffix(""), lock_path_for(current)]
         return dirs
 
     async def check(self, call: ToolCall, args: dict[str, Any]) -> str | None:
