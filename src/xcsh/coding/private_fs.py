@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -109,6 +110,36 @@ def write_private_chunks(path: Path, chunks: Iterable[bytes], *, sync_dir: bool 
     replace_private_file(path, fill, sync_dir=sync_dir)
 
 
+_TEMP_SUFFIX = re.compile(r"[0-9a-f]{12}\.tmp")
+
+
+def temp_path_for(path: Path) -> Path:
+    """A new hidden temp file's name beside ``path`` (``.<name>.<12 hex>.tmp``), for a write
+    that is renamed over ``path`` when complete."""
+    return path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+
+
+def remove_stale_temps(path: Path) -> int:
+    """Remove the temp files (:func:`temp_path_for`) a writer of ``path`` killed mid-write left
+    beside it; returns how many. Call only while no other process can be writing ``path`` (a
+    session's lock held): a live writer's temp file looks the same."""
+    prefix = f".{path.name}."
+    removed = 0
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        if name.startswith(prefix) and _TEMP_SUFFIX.fullmatch(name, len(prefix)):
+            try:
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                continue
+            removed += 1
+    return removed
+
+
 def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool = False) -> T:
     """:func:`write_private_file` with the content written by ``fill(fd)``; returns what it returns.
 
@@ -125,7 +156,7 @@ def replace_private_file(path: Path, fill: Callable[[int], T], *, sync_dir: bool
         path = Path(os.path.realpath(path))
     require_regular_or_missing(path)
     make_private_dirs(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    tmp = temp_path_for(path)
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         result = fill(fd)

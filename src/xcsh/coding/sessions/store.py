@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from xcsh.ai.patterns import LazyPattern
-from xcsh.coding.private_fs import make_private_dirs
+from xcsh.coding.private_fs import make_private_dirs, remove_stale_temps
 from xcsh.coding.sessions.appends import EntryAppends
 from xcsh.coding.sessions.blobs import BlobStore
 from xcsh.coding.sessions.context import SessionContext, context_of_branch
@@ -202,6 +202,9 @@ class SessionStore(EntryAppends):
         make_private_dirs(path.parent)
         lock = SessionFileLock.acquire(path)
         try:
+            # rewrites of a killed holder left their temp files; holding the lock, none is alive
+            if removed := remove_stale_temps(path):
+                logger.info("removed %d temp file(s) a killed writer left beside %s", removed, path)
             store = cls._load(path, lock, cwd_for_new, blob_dir, session_dir or path.parent)
         except BaseException:
             lock.release()

@@ -36,6 +36,7 @@ from xcsh.coding.private_fs import (
     make_private_dirs,
     open_private,
     replace_private_file,
+    temp_path_for,
     write_fully,
 )
 from xcsh.coding.sessions.blobs import BlobStore
@@ -399,7 +400,7 @@ class SessionFileWriter:
                     self._idle.notify_all()
 
     def _rewrite(self, job: _Rewrite, source: int | None) -> None:
-        tmp = self._path.with_name(f".{self._path.name}.{os.urandom(6).hex()}.tmp")
+        tmp = temp_path_for(self._path)
         fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
             header_line = (serialize_entry(job.header, self._blobs) + "\n").encode("utf-8")
