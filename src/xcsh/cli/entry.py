@@ -74,6 +74,11 @@ def main() -> int:
         from xcsh.modes.rpc.gc_pause import pause
 
         pause()
-    from xcsh.cli.main import main as run
+    try:
+        from xcsh.cli.main import main as run
 
-    return run()
+        return run()
+    except KeyboardInterrupt:
+        # SIGINT before the mode installed its stop handlers (start-up): the stop status, quietly;
+        # nothing was started that must be ended (docs/cli.md)
+        return 130
