@@ -252,7 +252,13 @@ class ExportHtmlCommand(TypedDict):
     type: Literal["export_html"]
     id: NotRequired[Id]
     outputPath: NotRequired[
-        Annotated[str | None, Meta(description="Target file (relative to the process cwd).")]
+        Annotated[
+            str | None,
+            Meta(
+                description="Target file (relative to the process cwd). A session file or a session's "
+                "lock file is refused (success false, nothing written)."
+            ),
+        ]
     ]
 
 
