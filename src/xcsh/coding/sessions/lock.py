@@ -80,6 +80,24 @@ class SessionFileLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def is_current(self) -> bool:
+        """Whether the lock file at its path is still the one held (not removed, with the
+        session's folder say, nor replaced): a lock on a file no name leads to protects nothing."""
+        if self._fd is None:
+            return False
+        try:
+            at_path = os.stat(self.lock_path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(self._fd)
+        return (at_path.st_dev, at_path.st_ino) == (held.st_dev, held.st_ino)
+
+    def forget(self) -> None:
+        """Let go of a lock that is no longer current, leaving whatever is at its path alone."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
     def release(self) -> None:
         """Remove the lock file and unlock (idempotent)."""
         fd, self._fd = self._fd, None

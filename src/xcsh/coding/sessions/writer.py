@@ -168,6 +168,11 @@ class SessionFileWriter:
                     self._close_fd()
                     what = "was replaced by another file" if self._path.exists() else "vanished"
                     logger.warning("session file %s %s; writing it again", self._path, what)
+                    if self._lock is not None and not self._lock.is_current():
+                        # its lock file went too (the folder was removed): take the lock again, so
+                        # no other process opens the file written now (or latch SessionLockedError)
+                        self._lock.forget()
+                        self._lock = None
                     self.write_all(header, entries)
                     return
                 if self._fd is None:
