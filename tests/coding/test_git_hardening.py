@@ -24,18 +24,20 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (directory / ".gitconfig").write_text(
         "[user]\n\tname = t\n\temail = t@t\n[init]\n\tdefaultBranch = main\n"
     )
+    for name in [n for n in os.environ if n.startswith(("GIT_", "SSH_", "GNUPG"))]:
+        monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(directory))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in [n for n in os.environ if n.startswith("GIT_CONFIG_") and n != "GIT_CONFIG_NOSYSTEM"]:
-        monkeypatch.delenv(name)
     return directory
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """git with only PATH, HOME and the settings given: nothing of the machine's or of other tests'."""
+    base = {name: os.environ[name] for name in ("PATH", "HOME", "GIT_CONFIG_NOSYSTEM") if name in os.environ}
     return subprocess.run(
         ["git", *args],
         cwd=repo,
-        env={**os.environ, **(env or {})},
+        env={**base, "LC_ALL": "C", **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -94,7 +96,8 @@ def test_an_allowed_git_log_runs_no_signature_program_of_the_repository_config(
     _git(repo, "config", "log.showSignature", "true")
     _git(repo, "config", f"gpg.{kind}.program", str(program))
     _git(repo, "config", "gpg.ssh.allowedSignersFile", str(tmp_path / "signers"))
-    assert _git(repo, "log", "-1").returncode == 0 and marker.exists()  # plain git runs it
+    plain = _git(repo, "log", "-1")
+    assert plain.returncode == 0 and marker.exists(), plain.stderr  # plain git runs it
     marker.unlink()
 
     for command in (("log", "-1"), ("show", "-s")):
