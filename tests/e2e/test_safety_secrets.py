@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from coding.tools.as_user import nobody_python
 from conftest import Workspace
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
@@ -126,11 +127,12 @@ def _unprivileged(ws: Workspace, tmp: Path) -> list[str] | None:
     import sys
     import sysconfig
 
-    system_python = Path("/usr/bin/python3")
     if os.geteuid() != 0:
         return None
-    if shutil.which("setpriv") is None or not system_python.exists():
-        pytest.skip("running as root without setpriv or /usr/bin/python3: root reads any /proc file")
+    command = [
+        *nobody_python("running as root without setpriv or /usr/bin/python3: root reads any /proc file"),
+        "-P",
+    ]
     for directory in (tmp, ws.agent, ws.proj, ws.sess, tmp / "home"):
         directory.mkdir(parents=True, exist_ok=True)
         directory.chmod(0o777)
@@ -139,17 +141,6 @@ def _unprivileged(ws: Workspace, tmp: Path) -> list[str] | None:
         [src, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     )
     ws.env["HOME"] = str(tmp / "home")
-    command = [
-        "setpriv",
-        "--reuid",
-        "65534",
-        "--regid",
-        "65534",
-        "--clear-groups",
-        "--",
-        str(system_python),
-        "-P",
-    ]
     probe = subprocess.run(
         [
             *command,

@@ -12,18 +12,33 @@ from pathlib import Path
 
 import pytest
 
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+"""The Python ``nobody`` runs: the test's own interpreter may sit in a folder ``nobody`` cannot enter."""
+
+
+def nobody_python(skip_reason: str, groups: tuple[int, ...] = ()) -> list[str]:
+    """The command that runs :data:`SYSTEM_PYTHON` as ``nobody`` (``setpriv``; member of
+    ``groups`` besides its own); skips the test with ``skip_reason`` when this machine cannot."""
+    if shutil.which("setpriv") is None or not SYSTEM_PYTHON.exists():
+        pytest.skip(skip_reason)
+    member = ["--groups", ",".join(map(str, groups))] if groups else ["--clear-groups"]
+    return ["setpriv", "--reuid", "65534", "--regid", "65534", *member, "--", str(SYSTEM_PYTHON)]
+
+
+def code_path() -> str:
+    """A ``PYTHONPATH`` that lets :data:`SYSTEM_PYTHON` import this project's ``src`` and the
+    packages of the test's environment."""
+    src = str(Path(__file__).resolve().parents[3] / "src")
+    return os.pathsep.join([src, sysconfig.get_paths()["purelib"]])
+
 
 def run_unprivileged(code: str, *args: str, groups: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
     """Run ``code`` (with ``args`` in ``sys.argv[1:]``) under this project's ``src``: as the test's
     own user, or as ``nobody`` (``setpriv``; member of ``groups`` besides its own) when the tests
     run as root; skips when root cannot."""
-    src = str(Path(__file__).resolve().parents[3] / "src")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, sysconfig.get_paths()["purelib"]])}
+    env = {**os.environ, "PYTHONPATH": code_path()}
     command = [sys.executable, "-P", "-c", code, *args]
     if os.geteuid() == 0:
-        if shutil.which("setpriv") is None or not Path("/usr/bin/python3").exists():
-            pytest.skip("running as root without setpriv: root may read and write anything")
-        member = ["--groups", ",".join(map(str, groups))] if groups else ["--clear-groups"]
-        command = ["setpriv", "--reuid", "65534", "--regid", "65534", *member, "--"]
-        command += ["/usr/bin/python3", "-P", "-c", code, *args]
+        reason = "running as root without setpriv: root may read and write anything"
+        command = [*nobody_python(reason, groups), "-P", "-c", code, *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)

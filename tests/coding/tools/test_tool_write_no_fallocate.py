@@ -11,13 +11,14 @@ import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from coding.tools.as_user import code_path, nobody_python
 
 # A file with a second hard link (so it is written in place) grows from 12 000 to 23 000 bytes;
 # prints what happened. Arguments: the folder, then "write-only" (the file's mode is 0200) and
@@ -114,20 +115,8 @@ def _on_ext2(
     python = [sys.executable]
     env = dict(os.environ)
     if as_nobody:
-        if shutil.which("setpriv") is None or not Path("/usr/bin/python3").exists():
-            pytest.skip("running as nobody needs setpriv and /usr/bin/python3")
-        python = [
-            "setpriv",
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-            "--",
-            "/usr/bin/python3",
-        ]
-        src = str(Path(__file__).resolve().parents[3] / "src")
-        env["PYTHONPATH"] = os.pathsep.join([src, sysconfig.get_paths()["purelib"]])
+        python = nobody_python("running as nobody needs setpriv and /usr/bin/python3")
+        env["PYTHONPATH"] = code_path()
     shell = (
         'image=$1 mnt=$2 script=$3; shift 3; mount -o loop "$image" "$mnt" && '
         f'{setup} exec "$@" -P -c "$script" "$mnt" {" ".join(map(shlex.quote, arguments))}'
