@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,20 @@ def spawn_client(ws: Workspace, *extra: str, args: list[str] | None = None) -> A
     """An :class:`RpcClient` on the real process in ``ws``, run with ``args`` (default
     :data:`~conftest.BASE_ARGS`) and then ``extra``."""
     return RpcClient.spawn(args=[*(args if args is not None else BASE_ARGS), *extra], cwd=ws.proj, env=ws.env)
+
+
+def run_xcsh(ws: Workspace, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``python -m xcsh *args`` run to its end in ``ws`` (given ``stdin``; output captured as bytes;
+    at most 60 s)."""
+    return subprocess.run(
+        [sys.executable, "-m", "xcsh", *args],
+        cwd=ws.proj,
+        env=ws.env,
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def of_call(kind: str, call_id: str) -> Any:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from conftest import Workspace, fake_models_yml, user_texts
+from e2e.helpers import run_xcsh
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -19,15 +19,7 @@ PNG = base64.b64decode(
 
 
 def run(ws: Workspace, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "xcsh", *args],
-        cwd=ws.proj,
-        env=ws.env,
-        input=stdin,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    return run_xcsh(ws, *args, stdin=stdin)
 
 
 def test_rpc_mode_starts_with_flags_of_newer_references(workspace: Workspace) -> None:

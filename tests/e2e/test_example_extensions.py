@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from conftest import Workspace
-from e2e.helpers import text_of
+from e2e.helpers import run_xcsh, text_of
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -117,14 +115,7 @@ def test_guard_blocks_in_print_mode_where_confirm_answers_false(
         "-e",
         str(EXAMPLES / "guard_rm.py"),
     ]
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", *args, "-p", "clean up"],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, *args, "-p", "clean up")
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"gave up\n"
     assert (target / "keep.txt").exists()

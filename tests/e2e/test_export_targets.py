@@ -8,12 +8,11 @@ session keeps every later entry; ``xcsh --export a.jsonl a.jsonl`` fails the sam
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from conftest import Workspace
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -73,14 +72,7 @@ def test_cli_export_refuses_to_overwrite_its_own_source(workspace: Workspace, fa
     }
     source.write_text(json.dumps(header) + "\n")
     before = source.read_bytes()
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", "--export", "exp.jsonl", "exp.jsonl"],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, "--export", "exp.jsonl", "exp.jsonl")
     assert result.returncode == 1
     assert b"Refusing to export to exp.jsonl" in result.stderr and result.stdout == b""
     assert source.read_bytes() == before

@@ -7,12 +7,11 @@ against the fake LLM.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from conftest import Workspace, tool_results
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -207,13 +206,6 @@ def test_print_mode_finishes_when_an_extension_tool_raises_cancelled_error(
     ext = extension(workspace, SELF_CANCELLING_TOOL)
     workspace.config("retry:\n  enabled: false\n")
     fake_llm.script(script.tool_calls(("c1", "cancelled", {})), script.text("done"))
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", *ARGS, "--no-session", "-e", str(ext), "-p", "go"],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, *ARGS, "--no-session", "-e", str(ext), "-p", "go")
     assert (result.returncode, result.stdout) == (0, b"done\n"), result.stderr[-2000:]
     assert b"Traceback" not in result.stderr

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from conftest import Workspace
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -23,14 +23,7 @@ def _args(ws: Workspace, *extra: str) -> list[str]:
 
 
 def _run(ws: Workspace, *extra: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "xcsh", *_args(ws, *extra), "-p", "hello?"],
-        cwd=ws.proj,
-        env=ws.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    return run_xcsh(ws, *_args(ws, *extra), "-p", "hello?")
 
 
 def test_forking_a_missing_path_fails_and_creates_nothing(workspace: Workspace) -> None:

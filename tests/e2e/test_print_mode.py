@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from conftest import Workspace
+from e2e.helpers import run_xcsh
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
 
@@ -14,14 +14,7 @@ ARGS = ["--model", "fake/fake-model", "--no-session", "--no-tools"]
 
 
 def run(ws: Workspace, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "xcsh", *args],
-        cwd=ws.proj,
-        env=ws.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    return run_xcsh(ws, *args)
 
 
 def test_print_mode_prints_only_the_final_answer(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from conftest import BASE_ARGS, Workspace
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -48,14 +46,7 @@ def test_a_provider_body_that_is_not_utf8_is_reported_as_one_plain_sentence(
 ) -> None:
     workspace.config("retry:\n  enabled: false\n")
     fake_llm.script(script.http_error(400, raw_body=b"\xa5\xa5\xff"))
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", *BASE_ARGS, "-p", "hi?"],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, *BASE_ARGS, "-p", "hi?")
     assert result.returncode == 1
     assert (
         result.stderr.decode()

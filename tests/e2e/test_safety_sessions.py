@@ -8,11 +8,10 @@ byte-identical; session files, locks and exports are ``0600`` in ``0700`` direct
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from conftest import Workspace
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -58,14 +57,7 @@ def test_resuming_a_file_that_is_not_a_session_refuses_and_leaves_it_byte_identi
     notes = workspace.proj / "notes.md"
     notes.write_bytes(NOTES)
     before = sorted(p.name for p in workspace.proj.iterdir())
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", *_args(workspace), "-r", "./notes.md", "-p", "summarise"],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, *_args(workspace), "-r", "./notes.md", "-p", "summarise")
     assert result.returncode == 1
     assert b"notes.md is not a session file" in result.stderr
     assert result.stdout == b""

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from conftest import BASE_ARGS, Workspace, roles, user_texts
-from e2e.helpers import MODEL_KEYS, assert_run, spawn_client
+from e2e.helpers import MODEL_KEYS, assert_run, run_xcsh, spawn_client
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -93,14 +90,7 @@ async def test_s05_stdin_eof_exits_with_status_zero(workspace: Workspace) -> Non
 
 
 def test_s06_file_arguments_are_rejected_before_any_output(workspace: Workspace) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", "--mode", "rpc", *BASE_ARGS, "@notes.txt"],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, "--mode", "rpc", *BASE_ARGS, "@notes.txt")
     assert result.returncode == 1
     assert b"@file arguments are not supported in RPC mode" in result.stderr
     assert result.stdout == b""

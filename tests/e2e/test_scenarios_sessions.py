@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Workspace
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -213,21 +214,11 @@ async def test_fork_copies_history_into_a_new_session(workspace: Workspace, fake
 async def test_a_second_process_on_the_same_session_file_is_refused(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    import subprocess
-    import sys
-
     fake_llm.script(script.text("a1"))
     async with spawn(workspace) as client:
         await client.prompt_and_wait("q1?")
         path = (await client.get_state())["sessionFile"]
-        result = subprocess.run(
-            [sys.executable, "-m", "xcsh", "--mode", "rpc", *_args(workspace, "--session", path)],
-            cwd=workspace.proj,
-            env=workspace.env,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        result = run_xcsh(workspace, "--mode", "rpc", *_args(workspace, "--session", path))
         still_alive = await client.get_state()
     assert result.returncode == 1 and result.stdout == b""
     assert b"Traceback" not in result.stderr and result.stderr.strip()
@@ -237,9 +228,6 @@ async def test_a_second_process_on_the_same_session_file_is_refused(
 async def test_switch_session_to_a_symlink_of_the_open_file_reopens_it_and_a_second_process_is_refused(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    import subprocess
-    import sys
-
     fake_llm.script(script.text("a1"), script.text("a2"))
     async with spawn(workspace) as client:
         await client.prompt_and_wait("q1?")
@@ -248,14 +236,7 @@ async def test_switch_session_to_a_symlink_of_the_open_file_reopens_it_and_a_sec
         alias.symlink_to(path.name)
         switched = await client.request({"id": "s", "type": "switch_session", "sessionPath": str(alias)})
         state = await client.get_state()
-        second = subprocess.run(
-            [sys.executable, "-m", "xcsh", "--mode", "rpc", *_args(workspace, "--session", str(path))],
-            cwd=workspace.proj,
-            env=workspace.env,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        second = run_xcsh(workspace, "--mode", "rpc", *_args(workspace, "--session", str(path)))
         await client.prompt_and_wait("q2?")
     assert switched["success"] is True and state["messageCount"] == 2
     assert second.returncode == 1 and b"already open for writing" in second.stderr

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import Workspace
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -42,13 +41,7 @@ async def test_a_session_file_removed_while_open_is_written_again_with_every_ent
         await client.prompt_and_wait("second")
         assert _texts(path) == ["first", "one", "second", "two"]
         # the file written again is locked again: another process cannot open it meanwhile
-        other = subprocess.run(
-            [sys.executable, "-m", "xcsh", *args, "--session", str(path), "-p", "third"],
-            cwd=workspace.proj,
-            env=workspace.env,
-            capture_output=True,
-            timeout=60,
-        )
+        other = run_xcsh(workspace, *args, "--session", str(path), "-p", "third")
         assert other.returncode == 1 and b"already open for writing" in other.stderr
         await client.close(timeout=30)
         assert "writing it again" in client.stderr_tail

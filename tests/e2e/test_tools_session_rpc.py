@@ -5,12 +5,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from conftest import Workspace, fake_models_yml
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -144,13 +143,7 @@ async def test_task_respects_the_concurrency_and_recursion_limits(
         script.tool_calls(_task_call(tasks)), script.text("a"), script.text("b"), script.text("ok")
     )
     args = ["--model", "fake/fake-model", "--no-session", "--mode", "json", "-p", "go"]
-    done = subprocess.run(
-        [sys.executable, "-m", "xcsh", *args],
-        cwd=workspace.proj,
-        env=workspace.env,
-        capture_output=True,
-        timeout=60,
-    )
+    done = run_xcsh(workspace, *args)
     assert done.returncode == 0, done.stderr
     frames = [json.loads(line) for line in done.stdout.decode().splitlines() if line]
     updates = [

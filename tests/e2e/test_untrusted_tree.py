@@ -8,14 +8,13 @@ import asyncio
 import json
 import os
 import stat
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import Workspace, tool_results, user_texts
+from e2e.helpers import run_xcsh
 from xcsh.rpc.client import RpcClient
 from xcsh.testing import script
 from xcsh.testing.fake_llm import FakeLLM
@@ -360,14 +359,6 @@ async def test_a_utf8_byte_order_mark_before_front_matter_is_ignored_in_skills_c
 def test_an_oversized_user_config_stops_start_up_naming_the_file(workspace: Workspace) -> None:
     config = workspace.agent / "config.yml"
     config.write_text("steeringMode: all\n" + "# padding padding padding padding padding\n" * 8000)
-    result = subprocess.run(
-        [sys.executable, "-m", "xcsh", "--mode", "rpc", *ARGS],
-        cwd=workspace.proj,
-        env=workspace.env,
-        input=b'{"type": "get_state", "id": "1"}\n',
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_xcsh(workspace, "--mode", "rpc", *ARGS, stdin=b'{"type": "get_state", "id": "1"}\n')
     assert result.returncode != 0 and b'"id": "1"' not in result.stdout and b'"id":"1"' not in result.stdout
     assert str(config).encode() in result.stderr and b"256 KiB" in result.stderr
