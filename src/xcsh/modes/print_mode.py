@@ -6,10 +6,11 @@ session header is the first line, then every event. Exit code: 0 when the final 
 message ended normally, 1 on error or abort; ``128 + signal`` on a stop signal; 141 (as a
 process ended by SIGPIPE) when the reader of stdout has gone.
 
-The stop signals are handled from before the session is built. stdout is written through a
-:class:`~xcsh.modes.rpc.stdio.FrameWriter`, never with a blocking write on the loop's thread,
-so a stop signal is handled while a reader does not read (docs/fleet.md). A reader that
-closes stdout (``| head -1``) ends the run as a stop signal would, quietly.
+The stop signals are handled from before the session is built. stdout is written by a
+:class:`~xcsh.modes.stdout_writer.StdoutWriter` (blocking writes from a thread of its own; the
+fd is never made non-blocking, as other processes may share it), never on the loop's thread, so
+a stop signal is handled while a reader does not read (docs/fleet.md). A reader that closes
+stdout (``| head -1``) ends the run as a stop signal would, quietly.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from xcsh.coding.messages import last_assistant
 from xcsh.coding.session import AgentSession
 from xcsh.coding.sessions.context import last_assistant_text
 from xcsh.modes.progress import ProgressPrinter, progress_wanted
-from xcsh.modes.rpc.stdio import FrameWriter
 from xcsh.modes.signals import StopHandlers, exit_status
+from xcsh.modes.stdout_writer import StdoutWriter
 
 BROKEN_PIPE_STATUS = exit_status(signal.SIGPIPE)
 
@@ -49,11 +50,12 @@ def run_print(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
 
 async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     session: AgentSession | None = None
-    writers: list[FrameWriter] = []
+    writers: list[StdoutWriter] = []
+    loop = asyncio.get_running_loop()
 
     def leave(status: int) -> None:
         for writer in writers:
-            writer.restore()
+            writer.abandon()
         os._exit(status)
 
     stop = StopHandlers(lambda: session, exit=leave)
@@ -67,7 +69,7 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     json_events = job.json_events
     sys.stdout.flush()
     if json_events:
-        out = FrameWriter(1, on_broken=reader_gone)
+        out = StdoutWriter(1, loop, on_broken=reader_gone)
         writers.append(out)
         out.write(dict(session.store.header))
         session.subscribe(out.write)
@@ -84,13 +86,11 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
     except Exception as exc:  # mode boundary: report and fail with a non-zero exit code
         sys.stderr.write(f"Error: {exc}\n")
         await session.shutdown_async()
-        for writer in writers:
-            writer.restore()
+        await _drain(writers, stop)
         return 1
     final = last_assistant(session.messages)
     await session.shutdown_async()
-    for writer in writers:
-        writer.restore()
+    await _drain(writers, stop)
     if final is None:
         sys.stderr.write("Error: the model produced no answer\n")
         return 1
@@ -99,13 +99,19 @@ async def _run(build_session: Callable[[], AgentSession], job: PrintJob) -> int:
         return 1
     if not json_events:
         text = last_assistant_text(session.messages) or ""
-        out = FrameWriter(1)
-        try:
-            out.write_bytes((text + "\n").encode("utf-8"))
-        finally:
-            out.restore()
-        if out.stopped:  # a stop signal while the reader did not read: its sequence exits
-            await stop.finish()
+        out = StdoutWriter(1, loop)
+        writers.append(out)
+        out.write_bytes((text + "\n").encode("utf-8"))
+        await _drain(writers, stop)
         if out.closed:
             return BROKEN_PIPE_STATUS
     return 0
+
+
+async def _drain(writers: list[StdoutWriter], stop: StopHandlers) -> None:
+    """Wait until stdout has taken everything; a stop signal meanwhile drops the rest and runs
+    its stop sequence (which exits the process)."""
+    for writer in writers:
+        writer.drain()
+        if writer.stopped:  # a stop signal while the reader did not read
+            await stop.finish()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import os
 import select
 import stat
@@ -176,12 +175,13 @@ def _ends_run(frame: Any) -> bool:
 class FrameWriter:
     """The only writer of frames: each frame is encoded and written whole, in call order.
 
-    A pipe or socket is made non-blocking (:meth:`restore` gives it back its mode); while it
-    has no room the writer waits for room, for a stop signal (:func:`stop_notice_fd`: the
-    writer then drops the rest and every later frame, and :attr:`stopped` is set) and, with
-    ``stdin`` read on the loop, for input, which it reads (queued, handled after the frame is
-    written), so a full stdout pipe does not stop input. A reader that has gone (EPIPE) closes
-    the writer and calls ``on_broken`` once.
+    A pipe or socket is made non-blocking, which every process sharing its open file
+    description sees: RPC mode's stdout is the host's own pipe (print mode leaves stdout
+    blocking, :class:`xcsh.modes.stdout_writer.StdoutWriter`). While it has no room the writer
+    waits for room, for a stop signal (:func:`stop_notice_fd`: the writer then drops the rest
+    and every later frame, and :attr:`stopped` is set) and, with ``stdin`` read on the loop,
+    for input, which it reads (queued, handled after the frame is written), so a full stdout
+    pipe does not stop input. A reader that has gone (EPIPE) closes the writer.
 
     With ``loop``, small frames written on the loop's thread are gathered and written together
     at the end of the loop turn (:meth:`flush`, scheduled with ``call_soon``): a prompt's
@@ -202,7 +202,6 @@ class FrameWriter:
         check: Callable[[Any], None] | None = None,
         stdin: StdinReader | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
-        on_broken: Callable[[], None] | None = None,
     ) -> None:
         self._fd = fd
         self._lock = threading.RLock()
@@ -212,31 +211,12 @@ class FrameWriter:
         self._loop = loop
         self._gathered = bytearray()  # small frames waiting for the end of the loop turn
         self._flush_soon: asyncio.Handle | None = None
-        self._on_broken = on_broken
         self.closed = False
         self.stopped = False  # a stop signal ended a wait for room
-        self._was_blocking = False
         if os.name == "posix" and _is_pipe_or_socket(fd):
-            self._was_blocking = os.get_blocking(fd)
             os.set_blocking(fd, False)
             _grow_pipe(fd)
         _writers.add(self)
-
-    def restore(self) -> None:
-        """Give the fd back the blocking mode it had: the pipe may be shared with the processes
-        that started us (``{ xcsh -p …; cat big; } | less``)."""
-        if self._was_blocking:
-            self._was_blocking = False
-            with contextlib.suppress(OSError):
-                os.set_blocking(self._fd, True)
-
-    def write_bytes(self, data: bytes) -> None:
-        """Write ``data`` (already encoded) after what was gathered."""
-        with self._lock:
-            if self.closed:
-                return
-            self.flush()
-            self._write_all(data)
 
     def write(self, frame: Any) -> None:
         if self._check is not None:
@@ -297,8 +277,6 @@ class FrameWriter:
                 view.release()
         except BrokenPipeError:
             self.closed = True
-            if self._on_broken is not None:
-                self._on_broken()
 
     def _wait_for_room(self) -> bool:
         """Wait until the fd has room (True) or a stop signal has arrived (False)."""
