@@ -26,7 +26,6 @@ async def test_a_call_skipped_before_it_started_reports_is_warning_false(
     )
     async with spawn(workspace, "--model", "fake/fake-model", "--no-session", "--tools", "write") as client:
         await client.set_interrupt_mode("immediate")
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")
@@ -59,7 +58,6 @@ async def test_a_missing_required_argument_is_reported_under_its_own_name(
     """`Validation failed …:\\n  - <path>: <message>`: a missing property's path is the property."""
     fake_llm.script(script.tool_calls(("c1", "echo_host", {"note": "n"})), script.text("ok"))
     async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         frames = await client.prompt_and_wait("go?")
     end = next(f for f in frames if of_call("tool_execution_end", "c1")(f))
@@ -92,7 +90,6 @@ async def test_abort_while_the_model_emits_a_tool_call_gives_it_an_aborted_resul
         script.Reply(tool_calls=[script.ToolCallSpec("c1", "echo_host", '{"message":"hi"}')], gate=gate)
     )
     async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")
@@ -132,7 +129,6 @@ async def test_a_response_cut_while_emitting_a_tool_call_gives_it_a_failed_resul
     )
     async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
         await client.set_auto_retry(False)
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         frames = await client.prompt_and_wait("go?")
     assistant = next(
@@ -164,7 +160,6 @@ async def test_an_exclusive_call_waits_for_earlier_calls_and_later_calls_wait_fo
         script.text("done"),
     )
     async with spawn(workspace, "--model", "fake/fake-model", "--no-session", "--tools", "write") as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")
@@ -220,7 +215,6 @@ async def test_progress_updates_carry_the_same_args_as_the_start_event(
     """args of tool_execution_update = args of tool_execution_start (validation may only clean the tool's copy)."""
     fake_llm.script(script.tool_calls(("c1", "echo_host", {"message": "a", "note": None})), script.text("ok"))
     async with spawn(workspace, "--model", "fake/fake-model", "--no-tools", "--no-session") as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")

@@ -141,7 +141,6 @@ async def test_malformed_blocks_of_a_host_tool_result_become_text_and_the_sessio
     )
     good = {"type": "text", "text": "fine"}
     async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.request({"type": "set_host_tools", "tools": [ECHO_HOST]}, timeout=30)
         start = client.mark()
         await client.request({"type": "prompt", "message": "go"}, timeout=30)
@@ -177,7 +176,6 @@ async def test_malformed_blocks_of_a_host_tool_update_become_text_in_the_update_
     fake_llm.script(script.tool_calls(("call_1", "echo_host", {"message": "hi"})), script.text("done"))
     good = {"type": "text", "text": "working"}
     async with RpcClient.spawn(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env, timeout=30) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.request({"type": "set_host_tools", "tools": [ECHO_HOST]}, timeout=30)
         start = client.mark()
         await client.request({"type": "prompt", "message": "go"}, timeout=30)

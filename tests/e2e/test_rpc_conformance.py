@@ -195,7 +195,6 @@ async def test_non_finite_numbers_are_written_as_null_like_json_stringify(
     fake_llm.script(script.tool_calls(("c1", "odd", {})), script.text("done"))
     odd = {"name": "odd", "description": "odd numbers", "parameters": {"type": "object", "properties": {}}}
     async with spawn(workspace, "--model", "fake/fake-model") as client:
-        client.answer_host_tool_manually("odd")  # the test answers with send_raw
         await client.call({"type": "set_host_tools", "tools": [odd]})
         start = client.mark()
         await client.call({"type": "prompt", "message": "go"})

@@ -23,7 +23,6 @@ pytestmark = pytest.mark.parametrize("workspace", ["openai-completions", "anthro
 async def test_s33_host_tool_round_trip_with_progress(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.script(script.tool_calls(("call_1", "echo_host", {"message": "hello"})), script.text("finished"))
     async with spawn(workspace) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("use the tool?")
@@ -103,7 +102,6 @@ async def test_s34_host_error_results_keep_only_their_text(workspace: Workspace,
         "details": {"x": 1},
     }
     async with spawn(workspace) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         ends: list[Frame] = []
         for prompt, result in (("first?", failing), ("second?", {"content": []})):
@@ -192,7 +190,6 @@ async def test_s20_unknown_tools_and_invalid_arguments_never_reach_the_host(
 ) -> None:
     fake_llm.script(script.tool_calls(("c1", "nonexistent", {}), ("c2", "echo_host", {})), script.text("ok"))
     async with spawn(workspace) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         frames = await client.prompt_and_wait("go?")
     assert not [f for f in frames if f["type"] == "host_tool_call"]

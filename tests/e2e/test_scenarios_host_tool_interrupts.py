@@ -19,7 +19,6 @@ pytestmark = pytest.mark.parametrize("workspace", ["openai-completions", "anthro
 
 
 async def _two_calls_then_steer(client: RpcClient) -> tuple[int, dict[str, str]]:
-    client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
     await client.set_host_tools([ECHO])
     start = client.mark()
     await client.prompt("go?")
@@ -109,7 +108,6 @@ async def test_s16_steering_in_immediate_mode_cancels_the_running_host_tool(
 async def test_s18_abort_during_a_host_tool_call_cancels_it(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.script(script.tool_calls(("c1", "echo_host", {"message": "x"})))
     async with spawn(workspace) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")
@@ -154,7 +152,6 @@ async def test_abort_while_the_host_never_answers_cancels_every_pending_call(
         )
     )
     async with spawn(workspace) as client:
-        client.answer_host_tool_manually("echo_host")  # the test answers with send_raw
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")

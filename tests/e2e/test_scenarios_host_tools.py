@@ -137,7 +137,6 @@ async def test_s36_host_never_answers_and_closing_stdin_exits_with_zero(
     fake_llm.script(script.tool_calls(("c1", "echo_host", {"message": "x"})))
     client = await RpcClient.start(args=BASE_ARGS, cwd=workspace.proj, env=workspace.env)
     try:
-        client.answer_host_tool_manually("echo_host")  # and then never answers
         await client.set_host_tools([ECHO])
         start = client.mark()
         await client.prompt("go?")

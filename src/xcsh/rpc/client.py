@@ -252,6 +252,8 @@ class RpcClient(AsyncCommands):
             self._ready.set()
         elif kind == "response":
             self._resolve(frame)
+            if frame.get("command") == "set_host_tools":
+                self._host.registered(frame)
         elif kind in HOST_FRAME_TYPES:
             self._host.handle(frame)
         self.frames.append(frame, size)
@@ -433,20 +435,16 @@ class RpcClient(AsyncCommands):
         """Answer ``host_tool_call`` frames for ``name`` with ``handler(arguments, update)``.
 
         The handler's return value becomes the result (a string becomes one text block; a
-        dict with ``content`` is sent as is); an exception becomes an ``isError`` result. A
-        call for a tool with no handler is answered ``Host tool "<name>" is not registered``
-        (see :meth:`answer_host_tool_manually`).
+        dict with ``content`` is sent as is); an exception becomes an ``isError`` result.
+
+        A call for a tool with no handler is left for the caller to answer with :meth:`send_raw`
+        (a ``host_tool_result`` with the call's ``id``) when the tool is in the last
+        ``set_host_tools`` the agent accepted from this client, however it was sent. A call for
+        any other tool is answered at once with the reference clients' ``isError`` result
+        ``Host tool "<name>" is not registered`` (rpc-protocol §7.4): nobody else would answer
+        it, and the agent waits for an answer without a timeout (§7.3).
         """
         self._host.on_host_tool(name, handler)
-
-    def answer_host_tool_manually(self, name: str) -> None:
-        """Leave ``host_tool_call`` frames for ``name`` to the caller (answer them with :meth:`send_raw`).
-
-        Without this or a handler, the client answers a call with the reference clients'
-        ``Host tool "<name>" is not registered`` error (rpc-protocol §7.4), so a run never
-        waits for an answer nobody sends.
-        """
-        self._host.answer_manually(name)
 
     def on_ui_request(self, handler: UiHandler | None) -> None:
         """Answer extension dialogs with ``handler(request)``.

@@ -29,19 +29,22 @@ class HostAnswers:
     def __init__(self, send: Callable[[Frame], None]) -> None:
         self._send = send
         self._tools: dict[str, HostToolHandler] = {}
-        self._manual: set[str] = set()  # tools whose calls the caller answers itself (send_raw)
+        # the names of the last set_host_tools the agent accepted: a call for one of them with no
+        # handler is the caller's to answer (send_raw); a call for any other name gets an error
+        self._registered: frozenset[str] = frozenset()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._ui_handler: UiHandler | None = None
 
     def on_host_tool(self, name: str, handler: HostToolHandler) -> None:
         """See :meth:`xcsh.rpc.client.RpcClient.on_host_tool`."""
         self._tools[name] = handler
-        self._manual.discard(name)
 
-    def answer_manually(self, name: str) -> None:
-        """See :meth:`xcsh.rpc.client.RpcClient.answer_host_tool_manually`."""
-        self._tools.pop(name, None)
-        self._manual.add(name)
+    def registered(self, response: Frame) -> None:
+        """Note the tool names of an accepted ``set_host_tools`` (its response, however it was sent)."""
+        data = response.get("data")
+        names = data.get("toolNames") if isinstance(data, dict) else None
+        if response.get("success") is True and isinstance(names, list):
+            self._registered = frozenset(str(n) for n in names)
 
     def on_ui_request(self, handler: UiHandler | None) -> None:
         """See :meth:`xcsh.rpc.client.RpcClient.on_ui_request`."""
@@ -73,7 +76,10 @@ class HostAnswers:
         call_id = str(frame.get("id"))
         handler = self._tools.get(name)
         if handler is None:
-            if name not in self._manual:  # nobody would answer: the run would wait for ever (§7.3)
+            # a tool this client never registered (or has withdrawn) has nobody to answer it, and
+            # the run would wait for ever (§7.3): answer as the reference clients do (§7.4). A
+            # registered tool without a handler is answered by the caller with send_raw.
+            if name not in self._registered:
                 self._send(_error_result(call_id, f'Host tool "{name}" is not registered'))
             return
 

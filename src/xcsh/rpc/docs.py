@@ -90,8 +90,11 @@ with SyncRpcClient(args=["--model", "anthropic/claude-sonnet-4-5"]) as client:
 - `frames` keeps a bounded history (`history=10_000` frames, `history_bytes=64 MiB`) with
   absolute positions: `mark()`, `wait_for(predicate, since=…)`, `events(since=…)`.
   `prompt_and_wait` collects its run's events as they arrive, whatever the bound.
-- Host tools: `set_host_tools([...])` and `on_host_tool(name, handler)`; extension dialogs:
-  `on_ui_request(handler)` (return `{"value": …}`, `{"confirmed": …}` or
+- Host tools: `set_host_tools([...])` and `on_host_tool(name, handler)`. A call for a tool
+  of the last accepted `set_host_tools` (typed, `call` or `send_raw`) with no handler is left
+  for the host to answer with `send_raw`; a call for any other tool is answered
+  `Host tool "<name>" is not registered` (`isError`), as the reference clients do.
+- Extension dialogs: `on_ui_request(handler)` (return `{"value": …}`, `{"confirmed": …}` or
   `{"cancelled": True}`) or `answer_ui(id, …)`.
 """
 

@@ -134,10 +134,6 @@ class SyncRpcClient:
         """
         self.client.on_host_tool(name, _as_async(handler))
 
-    def answer_host_tool_manually(self, name: str) -> None:
-        """Like :meth:`RpcClient.answer_host_tool_manually` (answer with :meth:`send_raw`)."""
-        self.client.answer_host_tool_manually(name)
-
     def on_ui_request(self, handler: Callable[[Frame], Any] | None) -> None:
         """Like :meth:`RpcClient.on_ui_request`; ``handler`` may be a plain function (run in a thread)."""
         self.client.on_ui_request(None if handler is None else _as_async(handler))
