@@ -52,7 +52,7 @@ def _is_pipe_or_socket(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def _grow_pipe(fd: int, size: int = 1 << 20) -> None:
+def grow_pipe(fd: int, size: int = 1 << 20) -> None:
     """Ask for a larger pipe buffer (Linux; best effort): long answers then wait and wake less."""
     import fcntl
 
@@ -215,7 +215,7 @@ class FrameWriter:
         self.stopped = False  # a stop signal ended a wait for room
         if os.name == "posix" and _is_pipe_or_socket(fd):
             os.set_blocking(fd, False)
-            _grow_pipe(fd)
+            grow_pipe(fd)
         _writers.add(self)
 
     def write(self, frame: Any) -> None:
