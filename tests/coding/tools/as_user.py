@@ -27,9 +27,28 @@ def nobody_python(skip_reason: str, groups: tuple[int, ...] = ()) -> list[str]:
 
 def code_path() -> str:
     """A ``PYTHONPATH`` that lets :data:`SYSTEM_PYTHON` import this project's ``src`` and the
-    packages of the test's environment."""
+    packages of the test's environment. As root, skips the test when ``nobody`` cannot read
+    them (a checkout under ``/root`` or in a ``0700`` folder): run as ``nobody``, the code
+    would only fail to import."""
     src = str(Path(__file__).resolve().parents[3] / "src")
-    return os.pathsep.join([src, sysconfig.get_paths()["purelib"]])
+    purelib = sysconfig.get_paths()["purelib"]
+    if os.geteuid() == 0 and not _nobody_can_read(src, purelib):
+        pytest.skip(f"nobody cannot read {src} or {purelib} (a folder on the way is closed to other users)")
+    return os.pathsep.join([src, purelib])
+
+
+_READABLE: dict[tuple[str, ...], bool] = {}
+
+
+def _nobody_can_read(*folders: str) -> bool:
+    """Whether ``nobody`` may list every one of ``folders`` (asked once per set, by running
+    :data:`SYSTEM_PYTHON` as ``nobody``: the modes, ACLs and owners on the way all count)."""
+    if folders not in _READABLE:
+        command = [*nobody_python("running as root without setpriv or /usr/bin/python3"), "-I", "-c"]
+        probe = "import os, sys\nfor folder in sys.argv[1:]: os.listdir(folder)"
+        done = subprocess.run([*command, probe, *folders], capture_output=True, timeout=60, check=False)
+        _READABLE[folders] = done.returncode == 0
+    return _READABLE[folders]
 
 
 def run_unprivileged(code: str, *args: str, groups: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
