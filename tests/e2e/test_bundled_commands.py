@@ -73,3 +73,18 @@ async def test_handlebars_in_a_command_body_reaches_the_model_rendered(
         await client.prompt_and_wait("/eachh 42 src/app.py")
     sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
     assert sent == ["Fix issue 42 in src/app.py.", "- 42\n- src/app.py\n"]
+
+
+async def test_a_users_init_template_replaces_the_bundled_one(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # review 8 D5: the bundled /init yielded only to a command file, so a user's prompts/init.md
+    # was neither listed nor run
+    tree = Tree(workspace)
+    tree.write({"{agent}/prompts/init.md": "---\ndescription: my own init\n---\nMY-INIT for $1"})
+    fake_llm.script(script.text("ok"))
+    async with tree.spawn("--no-todo-defaults") as client:
+        listing = [c for c in await client.get_commands() if c["name"] == "init"]
+        await client.prompt_and_wait("/init python")
+    assert [c["description"] for c in listing] == ["my own init"]
+    assert user_texts(fake_llm.requests[0].json)[-1] == "MY-INIT for python"

@@ -106,7 +106,8 @@ class FileCommand(msgspec.Struct, frozen=True):
 
     @classmethod
     def bundled_commands(cls, after: Sequence[FileCommand]) -> list[FileCommand]:
-        """The bundled commands no command of ``after`` (the discovered ones) already names."""
+        """The bundled commands no command or template of ``after`` (the discovered ones)
+        already names: a user's own ``/init`` wins."""
         from xcsh.coding.bundled_commands import BUNDLED
 
         taken = {c.name for c in after}

@@ -94,6 +94,7 @@ def load_project_context(
     found = discover(ctx, disabled=disabled)
     customization = found.system_prompt_customization
     commands = [FileCommand.parse(c, template=False) for c in found.commands]
+    templates = [FileCommand.parse(p, template=True) for p in found.prompts]
     project = ProjectContext(
         discovered=found,
         environment=detect_environment(ctx.cwd, in_repo=ctx.repo_root is not None),
@@ -102,8 +103,9 @@ def load_project_context(
         system_md=_read(found.config_file("SYSTEM.md")),
         append_system_md=_read(found.config_file("APPEND_SYSTEM.md")),
         skills=select_skills(found.skills, selection, home=ctx.home),
-        commands=commands + FileCommand.bundled_commands(commands),  # /init, unless a file names it
-        templates=[FileCommand.parse(p, template=True) for p in found.prompts],
+        # /init, unless a user's or project's command or template of that name replaces it
+        commands=commands + FileCommand.bundled_commands([*commands, *templates]),
+        templates=templates,
         nested_files=nested_instruction_files(ctx.cwd) if "agents-md" not in disabled else [],
     )
     if not no_rules:
