@@ -71,3 +71,53 @@ def test_a_body_the_engine_refuses_is_kept_and_the_arguments_are_appended_with_a
 def test_a_body_without_braces_is_not_touched_by_the_engine() -> None:
     body = "Keep   spacing\n\n\n- and lists |a|b|  \n"
     assert expand_template(body, "") == body
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("{{#if args.length}}Review {{join args}}{{else}}Review all{{/if}}", "Review 42, src/app.py"),
+        ("{{#if ARGUMENTS.length}}yes{{else}}no{{/if}} {{#unless args.length}}none{{/unless}}", "yes "),
+        ("{{args.length}} args, {{ARGUMENTS.length}} chars, {{~args.[length]~}}!", "2 args, 13 chars,2!"),
+        ("{{#with args}}{{length}}{{/with}} {{#each args}}{{length}};{{/each}}", "2 2;10;"),
+        ('{{default (arg 3) "args.length"}}', "args.length"),
+    ],
+)
+def test_length_of_the_arguments_is_what_handlebars_js_gives(body: str, expected: str) -> None:
+    # review 8 D4: the engine has no JavaScript length, so {{#if args.length}} was always false
+    assert expand_template(body, ARGS) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # not a template of the reference: kept as written (review 8 D3, D6)
+        ("Bump `image: {{ .Values.image.tag }}` in $1", "Bump `image: {{ .Values.image.tag }}` in 42"),
+        (
+            "Go: {{ range .Items }}{{ .Name }}{{ end }}",
+            f"Go: {{{{ range .Items }}}}{{{{ .Name }}}}{{{{ end }}}}\n\n{ARGS}",
+        ),
+        ("Jinja `{{ user.name }}` in $ARGUMENTS", f"Jinja `{{{{ user.name }}}}` in {ARGS}"),
+        ("Quote '{{ item }}' in tasks", f"Quote '{{{{ item }}}}' in tasks\n\n{ARGS}"),
+        ("Actions: ${{ secrets.TOKEN }} in $2", "Actions: ${{ secrets.TOKEN }} in src/app.py"),
+    ],
+)
+def test_braces_of_other_template_languages_are_sent_as_written(body: str, expected: str) -> None:
+    assert expand_template(body, ARGS) == expected
+
+
+def test_a_go_path_in_a_body_that_uses_helpers_is_refused_and_kept(caplog: pytest.LogCaptureFixture) -> None:
+    # review 8 D3: the engine printed nothing for {{ .Name }}, which Handlebars.js refuses
+    with caplog.at_level("WARNING"):
+        result = expand_template("Fix {{arg 1}}: `{{ .Name }}`", ARGS, "/x/go.md")
+    assert result == f"Fix {{{{arg 1}}}}: `{{{{ .Name }}}}`\n\n{ARGS}"
+    assert any("/x/go.md" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["Review: $ARGUMENTS", "Review: $1 $2", "Review: $@[1]", "{{#if args}}Review: $ARGUMENTS{{/if}}"],
+)
+def test_the_users_arguments_are_never_rendered_as_a_template(body: str) -> None:
+    # review 8 D6: $ARGUMENTS was filled before rendering, so typed {{…}} vanished
+    assert expand_template(body, '"{{ user.name }}" "{{arg 1}}"') == "Review: {{ user.name }} {{arg 1}}"

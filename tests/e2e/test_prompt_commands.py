@@ -129,3 +129,25 @@ async def test_the_task_tool_offers_the_agents_of_plugin_folders(workspace: Work
     listing = with_plugin["task"]["parameters"]["properties"]["agent"]["description"]
     assert "kit-scout: Looks around" in listing
     assert "kit-scout" not in without["task"]["parameters"]["properties"]["agent"]["description"]
+
+
+async def test_go_templates_and_args_length_reach_the_model_as_handlebars_js_gives_them(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # review 8 D3/D4: the Helm path was deleted, and {{#if args.length}} took its else branch
+    tree = Tree(workspace)
+    tree.write(
+        {
+            "{agent}/commands/helm.md": "Bump the tag in `image: {{ .Values.image.tag }}` of $1",
+            "{agent}/commands/hasargs.md": "{{#if args.length}}Review {{join args}}{{else}}Review all{{/if}}",
+        }
+    )
+    fake_llm.script(script.text("ok"), script.text("ok"))
+    async with tree.spawn("--no-todo-defaults") as client:
+        await client.prompt_and_wait("/helm chart/values.yaml")
+        await client.prompt_and_wait("/hasargs a.py b.py")
+    sent = [user_texts(r.json)[-1] for r in fake_llm.requests]
+    assert sent == [
+        "Bump the tag in `image: {{ .Values.image.tag }}` of chart/values.yaml",
+        "Review a.py, b.py",
+    ]

@@ -6,6 +6,8 @@ empty) over ``{args, ARGUMENTS, arguments}`` and registers its own helpers: ``ar
 ``xml``, ``escapeXml``, ``len``, ``add``, ``sub``, ``has``, ``includes``, ``not`` and
 ``jsonStringify``, next to the built-in ``if``, ``unless``, ``each``, ``with`` and ``lookup``.
 So ``Fix issue {{arg 1}}``, ``{{join args ", "}}`` and ``{{#each args}}- {{this}}{{/each}}`` work.
+xcsh renders only a body that uses them (:func:`uses_handlebars`); other ``{{…}}`` text belongs
+to another tool's templates and is kept.
 
 The engine is ``dotpromptz-handlebars`` (Google's pure-Python Handlebars, which follows
 Handlebars.js 4.7 semantics), imported only when a body holds ``{{``: about 15 ms, against
@@ -33,14 +35,97 @@ class RenderError(ValueError):
     """The body is not a template the engine accepts (an unknown helper, an unclosed block)."""
 
 
+_TAG = re.compile(r"\{\{([\s\S]*?)\}\}")
+"""A ``{{…}}`` tag and its inside (a comment's inside starts with ``!``)."""
+_QUOTED = re.compile(r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')")
+_SEPARATOR = re.compile(r"([\s()=]+)")
+_LEAD = re.compile(r"^[{~#^/&>*]+|^else\s")
+_DOT_NAME = re.compile(r"(?:^|[\s(=])\.(?![\s=~}/.)|]|$)")
+"""A path that starts with ``.`` and a name (Go's and Helm's ``{{ .Values.tag }}``): Handlebars.js
+refuses it; the engine would print nothing for it."""
+_LENGTH = re.compile(r"^(?P<path>[^\s()=\"']+?)(?:[./]length|[./]?\[length\])$")
+_WORD = re.compile(r"([{~#^/&]*)([\s\S]*?)(~?)")
+_BUILTINS = frozenset({"if", "unless", "each", "with", "lookup", "log"})
+_VALUES = frozenset({"args", "ARGUMENTS", "arguments"})
+
+
+def _code_parts(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is template code, part): the inside of every ``{{…}}`` that is not a
+    comment is code, except its quoted strings."""
+    parts: list[tuple[bool, str]] = []
+    end = 0
+    for tag in _TAG.finditer(text):
+        inside = tag.group(1)
+        parts.append((False, text[end : tag.start(1)]))
+        if inside.lstrip("{~").startswith("!"):
+            parts.append((False, inside))
+        else:
+            parts.extend((i % 2 == 0, piece) for i, piece in enumerate(_QUOTED.split(inside)))
+        end = tag.end(1)
+    parts.append((False, text[end:]))
+    return parts
+
+
+def _names(code: str) -> list[str]:
+    """The first path segment of every word of ``code`` (``../args.length`` → ``args``)."""
+    names = []
+    for word in _SEPARATOR.split(_LEAD.sub("", code.strip())):
+        word = _LEAD.sub("", word).rstrip("~}")
+        while word.startswith(("../", "./", "this.", "this/", "@root.")):
+            word = (
+                word.split(".", 1)[1] if word.startswith(("this.", "@root.")) else word[word.index("/") + 1 :]
+            )
+        names.append(re.split(r"[./\[]", word, maxsplit=1)[0])
+    return names
+
+
+def uses_handlebars(text: str) -> bool:
+    """Whether ``text`` calls one of the reference's helpers (or ``if``, ``each`` …) or reads
+    ``args``/``ARGUMENTS``/``arguments`` in a ``{{…}}``: only such a body is rendered. Other
+    ``{{…}}`` text (Jinja's ``{{ user.name }}``, Ansible's ``{{ item }}``, GitHub Actions'
+    ``${{ secrets.TOKEN }}``) is somebody else's template and is kept as written."""
+    if "{{" not in text:
+        return False
+    known = _VALUES | _BUILTINS | _helpers().keys()
+    return any(code and not known.isdisjoint(_names(part)) for code, part in _code_parts(text))
+
+
+def _prepared(text: str) -> str:
+    """``text`` with ``x.length`` read through the ``length`` helper (the engine has no
+    JavaScript ``length``); raises :class:`RenderError` on a path Handlebars.js refuses."""
+    out = []
+    for code, part in _code_parts(text):
+        if not code:
+            out.append(part)
+            continue
+        if _DOT_NAME.search(part):
+            raise RenderError("a path starts with '.' and a name, which Handlebars refuses")
+        pieces = _SEPARATOR.split(part)
+        for i in range(0, len(pieces), 2):
+            word = _WORD.fullmatch(pieces[i])
+            assert word is not None  # every string matches
+            head, bare, tail = word.groups()
+            before_hash = i + 1 < len(pieces) and pieces[i + 1].lstrip().startswith("=")
+            if before_hash or head.lstrip("{~&") != "":
+                continue  # a hash key, or a block's name
+            if bare == "length":
+                pieces[i] = f"{head}(length this){tail}"
+            elif match := _LENGTH.match(bare):
+                pieces[i] = f"{head}(length {match.group('path')}){tail}"
+        out.append("".join(pieces))
+    return "".join(out)
+
+
 def render(text: str, args: list[str], joined: str) -> str:
     """``text`` rendered over ``args`` and ``ARGUMENTS``/``arguments`` (``joined``); raises
-    :class:`RenderError` when it cannot be rendered."""
+    :class:`RenderError` when it cannot be rendered, and for text Handlebars.js refuses that
+    the engine would accept (a path that starts with ``.``, as Go templates write)."""
     if "{{" not in text:
         return text
     context = {"args": list(args), "ARGUMENTS": joined, "arguments": joined}
+    source = _prepared(text)
     try:
-        return str(_engine().compile(text)(context))
+        return str(_engine().compile(source)(context))
     except ImportError as exc:  # an install without the engine: the plain placeholders still work
         raise RenderError(f"the Handlebars engine is not installed: {exc}") from exc
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
@@ -163,6 +248,15 @@ def _len(args: list[Any], options: HelperOptions) -> int:
     return len(value) if isinstance(value, list | str) else 0
 
 
+def _length(args: list[Any], options: HelperOptions) -> Any:
+    """``value.length`` as JavaScript reads it: a list's or string's length, an object's
+    ``length`` key, else nothing."""
+    value = args[0] if args else None
+    if isinstance(value, list | str):
+        return len(value)
+    return value.get("length") if isinstance(value, dict) else None
+
+
 def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
@@ -199,12 +293,17 @@ def _helpers() -> dict[str, Callable[[list[Any], HelperOptions], Any]]:
     }
 
 
+def _engine_helpers() -> dict[str, Callable[[list[Any], HelperOptions], Any]]:
+    """The reference's helpers and ``length``, which :func:`_prepared` writes for ``x.length``."""
+    return {**_helpers(), "length": _length}
+
+
 @cache
 def _engine() -> Handlebars:
     from dotpromptz_handlebars import Handlebars
 
     engine = Handlebars(escape_html=False)
-    for name, helper in _helpers().items():
+    for name, helper in _engine_helpers().items():
         engine.register_helper(name, helper)
     return engine
 

@@ -7,9 +7,10 @@ prompt text, placeholders filled from the arguments) and skills (``/skill:<name>
 
 Placeholders, as in the reference: ``$1``, ``$2``… (positional), ``$@[2]`` / ``$@[2:3]``
 (from the 2nd argument, optionally that many), ``$ARGUMENTS`` and ``$@`` (all arguments
-joined by spaces); then the body is rendered as Handlebars over ``args``, ``ARGUMENTS`` and
-``arguments`` with the reference's helpers (``{{arg 1}}``, ``{{join args ", "}}``,
-``{{#each args}}``, ``{{#if ARGUMENTS}}`` …: :mod:`xcsh.coding.command_render`). Arguments are
+joined by spaces). A body that uses the reference's Handlebars (its helpers ``{{arg 1}}``,
+``{{join args ", "}}``, the blocks ``{{#each args}}``, ``{{#if ARGUMENTS}}`` …, or the values
+``args``, ``ARGUMENTS``, ``arguments``: :mod:`xcsh.coding.command_render`) is rendered over those
+values; the placeholders are filled after that, so the arguments are never template code. Arguments are
 split on blanks; quotes group. A template without any placeholder gets the arguments appended
 after a blank line.
 """
@@ -17,6 +18,7 @@ after a blank line.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -166,45 +168,67 @@ def parse_args(text: str) -> list[str]:
     return args
 
 
-def _slice(match: re.Match[str], args: list[str]) -> str:
-    start = int(match.group(1))
-    if start < 1 or start > len(args):
+def _slice(match: re.Match[str], args: list[str], start: int = 1) -> str:
+    first = int(match.group(start))
+    if first < 1 or first > len(args):
         return ""
-    length = match.group(2)
+    length = match.group(start + 1)
     if length is None or length == "":
-        return " ".join(args[start - 1 :])
+        return " ".join(args[first - 1 :])
     count = int(length)
-    return " ".join(args[start - 1 : start - 1 + count]) if count > 0 else ""
+    return " ".join(args[first - 1 : first - 1 + count]) if count > 0 else ""
+
+
+_PLACEHOLDER = re.compile(r"\$(\d+)|\$@\[(\d+)(?::(\d*))?\]|\$ARGUMENTS|\$@")
 
 
 def expand_template(body: str, arg_text: str, origin: str = "") -> str:
-    """``body`` with its placeholders filled from ``arg_text`` (see the module docstring), then
-    rendered as Handlebars (:mod:`xcsh.coding.command_render`), as the reference does.
+    """``body`` with its placeholders filled from ``arg_text`` (see the module docstring); a body
+    that calls one of the reference's helpers or reads ``args``/``ARGUMENTS`` in a ``{{…}}`` is
+    rendered as Handlebars (:mod:`xcsh.coding.command_render`), as the reference does. Any other
+    ``{{…}}`` text (Jinja, Ansible, GitHub Actions) is sent as written.
 
-    A body the engine refuses (an unknown helper, an unclosed block: ``origin`` names the file in
-    the warning) keeps its ``{{…}}`` text as written, with only ``{{ARGUMENTS}}``,
-    ``{{arguments}}`` and ``{{args}}`` filled; the arguments are then appended unless a ``$``
-    placeholder used them, so they never vanish. (The reference fails the prompt there.)"""
+    The arguments are never template code: a ``$`` placeholder is filled after rendering, so
+    ``{{…}}`` the user typed reaches the model as typed (the reference renders it).
+
+    A body the engine refuses (an unknown helper, an unclosed block, a Go-style ``{{ .Name }}``:
+    ``origin`` names the file in the warning) keeps its ``{{…}}`` text as written, with only
+    ``{{ARGUMENTS}}``, ``{{arguments}}`` and ``{{args}}`` filled; the arguments are then appended
+    unless a ``$`` placeholder used them, so they never vanish. (The reference fails the prompt
+    there.)"""
     args = parse_args(arg_text)
     joined = " ".join(args)
-    inline = bool(_INLINE_SHELL.search(body) or _INLINE_TEMPLATE.search(body))
-    result = re.sub(
-        r"\$(\d+)", lambda m: args[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(args) else "", body
-    )
-    result = re.sub(r"\$@\[(\d+)(?::(\d*))?\]", lambda m: _slice(m, args), result)
-    result = result.replace("$ARGUMENTS", joined).replace("$@", joined)
-    if "{{" in result:
-        from xcsh.coding.command_render import RenderError, render
+    held: list[str] = []
+    mark = f"\ue000{os.urandom(4).hex()}-"  # where an argument goes once the body is rendered
 
-        try:
-            result = render(result, args, joined)
-        except RenderError as exc:
-            logger.warning(
-                "could not render the template %s (%s); its {{…}} text is sent as written", origin, exc
-            )
-            result = re.sub(r"\{\{\s*(?:ARGUMENTS|arguments)\s*\}\}", lambda _m: joined, result)
-            result = re.sub(r"\{\{\s*args\s*\}\}", lambda _m: ",".join(args), result)
-            inline = bool(_INLINE_SHELL.search(body))
+    def hold(value: str) -> str:
+        held.append(value)
+        return f"{mark}{len(held) - 1}\ue001"
+
+    def fill(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            index = int(match.group(1))
+            return hold(args[index - 1] if 0 < index <= len(args) else "")
+        if match.group(2) is not None:
+            return hold(_slice(match, args, start=2))
+        return hold(joined)
+
+    inline = bool(_INLINE_SHELL.search(body))
+    result = _PLACEHOLDER.sub(fill, body)
+    if "{{" in body:
+        from xcsh.coding.command_render import RenderError, render, uses_handlebars
+
+        if uses_handlebars(body):
+            try:
+                result = render(result, args, joined)
+                inline = inline or bool(_INLINE_TEMPLATE.search(body))
+            except RenderError as exc:
+                logger.warning(
+                    "could not render the template %s (%s); its {{…}} text is sent as written", origin, exc
+                )
+                result = re.sub(r"\{\{\s*(?:ARGUMENTS|arguments)\s*\}\}", lambda _m: hold(joined), result)
+                result = re.sub(r"\{\{\s*args\s*\}\}", lambda _m: hold(",".join(args)), result)
+    result = re.sub(f"{mark}(\\d+)\ue001", lambda m: held[int(m.group(1))], result)
     if not joined or inline:
         return result
     return f"{result}\n\n{joined}" if result else joined
