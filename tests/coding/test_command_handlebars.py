@@ -121,3 +121,18 @@ def test_a_go_path_in_a_body_that_uses_helpers_is_refused_and_kept(caplog: pytes
 def test_the_users_arguments_are_never_rendered_as_a_template(body: str) -> None:
     # review 8 D6: $ARGUMENTS was filled before rendering, so typed {{…}} vanished
     assert expand_template(body, '"{{ user.name }}" "{{arg 1}}"') == "Review: {{ user.name }} {{arg 1}}"
+
+
+@pytest.mark.parametrize(
+    ("body", "args", "expected"),
+    [
+        ("say {{log 'HELLO'}}{{ARGUMENTS}}", "hi", "say hi"),
+        ("Fix: $ARGUMENTS", "the {{log ARGUMENTS}} bug", "Fix: the {{log ARGUMENTS}} bug"),
+    ],
+)
+def test_a_log_helper_in_a_body_or_in_the_arguments_writes_nothing_to_stdout(
+    body: str, args: str, expected: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # review 7 D2: the engine's own log printed '[Handlebars] …' to stdout (a non-JSON line in --mode json)
+    assert expand_template(body, args) == expected
+    assert capfd.readouterr().out == ""

@@ -290,12 +290,19 @@ def _helpers() -> dict[str, Callable[[list[Any], HelperOptions], Any]]:
         "includes": lambda a, o: len(a) > 1 and isinstance(a[0], list) and a[1] in a[0],
         "not": lambda a, o: not (_truthy(a[0]) if a else False),
         "jsonStringify": lambda a, o: json.dumps(a[0] if a else None, separators=(",", ":")),
+        # the engine's own ``log`` prints to stdout, which belongs to the protocol (review 7 D2)
+        "log": _log,
     }
 
 
 def _engine_helpers() -> dict[str, Callable[[list[Any], HelperOptions], Any]]:
     """The reference's helpers and ``length``, which :func:`_prepared` writes for ``x.length``."""
     return {**_helpers(), "length": _length}
+
+
+def _log(args: list[Any], options: HelperOptions) -> str:
+    logger.debug("{{log}} in a command body: %s", " ".join(_text(v) for v in args))
+    return ""
 
 
 @cache
