@@ -57,6 +57,9 @@ def test_config_yml_wins_over_settings_json_key_by_key(tmp_path: Path) -> None:
         ("[1, 2]", "must contain a mapping"),
         (" " * (300 * 1024) + "{}", "KiB allowed"),
         ("\xff{}", "Could not read settings file"),
+        # review 7 D1: nesting past ~990 levels raised RecursionError and stopped start-up
+        ('{"a":' * 1000 + "1" + "}" * 1000, "Could not read settings file"),
+        ("[" * 1000 + "]" * 1000, "Could not read settings file"),
     ],
 )
 def test_a_settings_json_that_cannot_be_read_is_ignored_naming_it_and_config_yml_still_applies(

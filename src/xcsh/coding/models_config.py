@@ -106,6 +106,8 @@ def _parse_text(text: str, path: Path) -> Any:
             raise ModelsConfigError(
                 f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
             ) from None
+        except RecursionError:
+            raise ModelsConfigError(f"{path}: JSON nested too deeply") from None
     import yaml
 
     from xcsh.coding.yaml_load import safe_load

@@ -87,7 +87,9 @@ def _load_settings_json(path: Path) -> dict[str, Any]:
 
     try:
         data = json.loads(read_config_bytes(path).decode("utf-8"))
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    # UnicodeDecodeError and JSONDecodeError are ValueErrors; nesting past ~990 levels is a
+    # RecursionError, which stopped start-up (review 7 D1)
+    except (OSError, ValueError, RecursionError) as exc:
         raise SettingsError(f"Could not read settings file {path}: {exc}") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"Settings file {path} must contain a mapping at the top level")

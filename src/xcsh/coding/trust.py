@@ -146,7 +146,7 @@ class TrustStore:
 
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {"version": 1, "projects": {}}
         if not isinstance(data, dict) or not isinstance(data.get("projects"), dict):
             return {"version": 1, "projects": {}}

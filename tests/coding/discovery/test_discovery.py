@@ -349,3 +349,12 @@ def test_a_discovered_file_larger_than_the_cap_is_skipped(tree: Tree) -> None:
     tree.write(tree.cwd / "AGENTS.md", "x" * (MAX_FILE_BYTES + 1))
     tree.write(tree.repo / "AGENTS.md", "small")
     assert [f.content for f in tree.found().context_files] == ["small"]
+
+
+def test_a_plugin_manifest_nested_a_thousand_levels_names_the_plugin_after_its_folder(tree: Tree) -> None:
+    # review 7 D1: json.loads raised RecursionError and the whole plugins provider failed
+    plugin = tree.home / "plugins" / "kit"
+    tree.write(plugin / ".xcsh-plugin" / "plugin.json", '{"name":' * 1000 + '"x"' + "}" * 1000)
+    tree.write(plugin / "commands" / "ship.md", "Ship $1")
+    found = discover(LoadContext.create(tree.cwd, tree.home, tree.agent, [plugin]))
+    assert [c.name for c in found.commands] == ["kit:ship"]

@@ -358,3 +358,12 @@ async def test_an_edit_call_with_several_failing_edits_reports_every_one(tmp_pat
     assert "\n\nedits[0]: Could not find old_text in config.json." in message
     assert '"old_text": "  \\"port\\": 8080,"' in message and '"old_text": "  \\"debug\\": true"' in message
     assert (tmp_path / "config.json").read_text() == config
+
+
+async def test_the_guarded_write_accepts_json_nested_deeper_than_the_decoder_reaches(tmp_path: Path) -> None:
+    # review 7: json.loads raised RecursionError past ~990 levels, which failed the write
+    (tmp_path / "deep.json").write_text("{}")
+    deep = "[" * 1000 + "]" * 1000
+    tool = create_write_tool(tmp_path, guard_overwrite=True)
+    await tool.execute("c1", {"path": "deep.json", "content": deep}, None, lambda _: None)
+    assert (tmp_path / "deep.json").read_text() == deep

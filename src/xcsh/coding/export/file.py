@@ -58,5 +58,5 @@ def _starts_with_header(path: Path) -> bool:
         with path.open("rb") as handle:
             first = handle.readline()
         return is_valid_header(json.loads(first))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False

@@ -31,6 +31,8 @@ def _problem(suffix: str, text: str) -> tuple[str, int] | None:
             json.loads(text)
         except json.JSONDecodeError as exc:
             return f"invalid JSON: {exc.msg}", exc.lineno
+        except RecursionError:  # nested past ~990 levels: valid JSON the decoder cannot check
+            return None
         return None
     return None
 

@@ -26,7 +26,7 @@ def plugin_name(root: Path) -> str:
     for manifest in MANIFESTS:
         try:
             data = json.loads((root / manifest).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested ~1,000 levels
             continue
         if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"].strip():
             return str(data["name"]).strip()
