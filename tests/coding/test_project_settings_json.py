@@ -118,3 +118,31 @@ def test_a_change_to_settings_json_lapses_a_recorded_trust(tmp_path: Path) -> No
     (cwd / ".xcsh" / "settings.json").write_text('{"bash": {"environment": {"BASH_ENV": "/x"}}}')
     decision = trust.decide(cwd, agent, grant=False, project_setting_keys=keys)
     assert not decision.trusted and decision.changed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"steeringMode": {"a": 1}, "followUpMode": "bogus", "interruptMode": ["x"]}',
+        '{"steeringMode": 5, "followUpMode": null, "interruptMode": "never"}',
+    ],
+)
+def test_a_delivery_mode_off_the_schema_reads_as_its_default_with_a_warning(
+    workspace: Workspace, text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # review 7 D3: get_state sent "{'a': 1}", "bogus" and "['x']" off the schema
+    (workspace.proj / ".xcsh").mkdir()
+    (workspace.proj / ".xcsh" / "settings.json").write_text(text)
+    with caplog.at_level("WARNING"):
+        session = workspace_session(workspace, no_tools=True)
+    try:
+        snap = session.snapshot()
+        assert (snap.steering_mode, snap.follow_up_mode, snap.interrupt_mode) == (
+            "one-at-a-time",
+            "one-at-a-time",
+            "wait",
+        )
+    finally:
+        session.shutdown()
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert all(key in warned for key in ("steeringMode", "followUpMode", "interruptMode"))

@@ -95,6 +95,13 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "steeringMode": ("all", "one-at-a-time"),
+    "followUpMode": ("all", "one-at-a-time"),
+    "interruptMode": ("immediate", "wait"),
+}
+"""The keys whose value must be one of a few words (the ``get_state`` schema): see :meth:`Settings.choice`."""
+
 # Reset to built-in defaults in RPC mode (rpc-protocol §2.2), with eager todos on.
 RPC_RESET_KEYS = (
     "todo.enabled",
@@ -311,6 +318,16 @@ class Settings:
             return int(value)
         except (TypeError, ValueError, OverflowError):
             return default
+
+    def choice(self, key: str) -> str:
+        """The value of a :data:`CHOICES` key; its default, with a warning, when a settings file
+        holds anything else (``steeringMode: bogus`` went out in ``get_state``: review 7 D3)."""
+        value = self.get(key, DEFAULTS[key])
+        if isinstance(value, str) and value in CHOICES[key]:
+            return value
+        default = str(DEFAULTS[key])
+        logger.warning("setting %s: %.80r is not one of %s; %r is used", key, value, CHOICES[key], default)
+        return default
 
     def get_bool(self, key: str, default: bool) -> bool:
         value = self.get(key, default)
