@@ -16,6 +16,12 @@ from xcsh.testing.fake_llm import FakeLLM
 ARGS = ["--model", "fake/fake-model", "--no-tools", "--session-dir"]
 
 
+def _default_sigint() -> None:
+    # a suite started in the background (`cmd &` in a script, as CI runners do) has SIGINT
+    # ignored, and an ignored signal stays ignored across exec: the child would never see it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(ws: Workspace, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "xcsh", *ARGS, str(ws.sess), *args],
@@ -24,6 +30,7 @@ def _spawn(ws: Workspace, *args: str) -> subprocess.Popen[bytes]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
     )
 
 
